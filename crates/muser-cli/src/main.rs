@@ -1,0 +1,2 @@
+//! The `muser` binary.
+fn main() {}

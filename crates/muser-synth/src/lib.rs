@@ -1,0 +1,1 @@
+//! Synthetic Muse Glimmer GGUF generator.
