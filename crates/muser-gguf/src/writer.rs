@@ -66,23 +66,28 @@ impl GgufBuilder {
 
     /// Sets `general.alignment` (must be set before any tensor is declared).
     pub fn alignment(&mut self, alignment: u32) -> Result<()> {
-        if !alignment.is_power_of_two() {
-            return Err(Error::Writer(format!(
-                "alignment {alignment} is not a power of two"
-            )));
-        }
-        if !self.tensors.is_empty() {
-            return Err(Error::Writer(
-                "alignment must be set before tensors are declared".into(),
-            ));
-        }
-        self.alignment = u64::from(alignment);
         self.kv(ALIGNMENT_KEY, Value::U32(alignment))
     }
 
     /// Adds a metadata key; duplicate keys are refused.
     pub fn kv(&mut self, key: impl Into<String>, value: Value) -> Result<()> {
         let key = key.into();
+        if key == ALIGNMENT_KEY {
+            let a = match value {
+                Value::U32(a) if a.is_power_of_two() => a,
+                _ => {
+                    return Err(Error::Writer(format!(
+                        "{ALIGNMENT_KEY} must be a u32 power of two, got {value:?}"
+                    )))
+                }
+            };
+            if !self.tensors.is_empty() {
+                return Err(Error::Writer(format!(
+                    "{ALIGNMENT_KEY} must be set before tensors are declared"
+                )));
+            }
+            self.alignment = u64::from(a);
+        }
         if !self.keys.insert(key.clone()) {
             return Err(Error::Writer(format!("duplicate metadata key {key:?}")));
         }
