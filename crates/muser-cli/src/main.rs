@@ -1,2 +1,46 @@
-//! The `muser` binary.
-fn main() {}
+//! The `muser` binary: argument parsing, logging of errors with their causes, exit codes.
+
+mod inspect;
+mod npy;
+mod synth;
+mod tensor;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "muser", version, about = "Muse Glimmer inference engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors, totals.
+    Inspect(inspect::Args),
+    /// Write one tensor, dequantized to f32, as a .npy file (numpy shape [ne1, ne0]).
+    Tensor(tensor::Args),
+    /// Generate a deterministic synthetic Muse Glimmer GGUF.
+    Synth(synth::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(args) => inspect::run(args),
+        Command::Tensor(args) => tensor::run(args),
+        Command::Synth(args) => synth::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
