@@ -2,6 +2,8 @@
 //! table, totals per type, parameters and bits per weight. Works on any GGUF.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -50,10 +52,18 @@ pub fn run(args: Args) -> Result<()> {
     let file =
         GgufFile::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?;
     let report = build(&file);
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
     } else {
-        print_text(&file, &report, !args.no_tensors);
+        render_text(&file, &report, !args.no_tensors)
+    };
+    {
+        let mut out = std::io::stdout().lock();
+        // A closed pipe (`muser inspect F | head`) is not an error worth reporting.
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
     }
     Ok(())
 }
@@ -89,7 +99,8 @@ fn value_json(v: &Value) -> Json {
     match v {
         Value::String(s) => json!(s),
         Value::Bool(b) => json!(b),
-        Value::F32(f) => json!(f),
+        // Through the shortest decimal form, so 1e-5f32 prints as 0.00001.
+        Value::F32(f) => f.to_string().parse::<f64>().map(|v| json!(v)).unwrap_or(Json::Null),
         Value::F64(f) => json!(f),
         Value::Array(a) => {
             if a.len() <= 64 {
@@ -100,7 +111,7 @@ fn value_json(v: &Value) -> Json {
                     return json!(b);
                 }
                 if let Some(f) = a.as_f32s() {
-                    return json!(f);
+                    return Json::Array(f.iter().map(|&x| value_json(&Value::F32(x))).collect());
                 }
                 if let Some(s) = a.as_strings() {
                     return json!(s);
@@ -196,7 +207,13 @@ fn human(bytes: u64) -> String {
     }
 }
 
-fn print_text(file: &GgufFile, r: &Json, with_tensors: bool) {
+fn render_text(file: &GgufFile, r: &Json, with_tensors: bool) -> String {
+    let mut s = String::new();
+    macro_rules! println {
+        ($($t:tt)*) => {{
+            let _ = writeln!(s, $($t)*);
+        }};
+    }
     let h = file.header();
     println!(
         "{}: GGUF v{}, {} ({} bytes), alignment {}, {} tensors, {} metadata keys",
@@ -277,9 +294,9 @@ fn print_text(file: &GgufFile, r: &Json, with_tensors: bool) {
         println!(
             "  {:<8} {:>8} {:>16} {:>16} {:>8.3}",
             t["type"].as_str().unwrap_or(""),
-            t["tensors"],
-            t["params"],
-            t["bytes"],
+            t["tensors"].as_u64().unwrap_or(0),
+            t["params"].as_u64().unwrap_or(0),
+            t["bytes"].as_u64().unwrap_or(0),
             t["bits_per_weight"].as_f64().unwrap_or(0.0)
         );
     }
@@ -287,9 +304,9 @@ fn print_text(file: &GgufFile, r: &Json, with_tensors: bool) {
     println!(
         "  {:<8} {:>8} {:>16} {:>16} {:>8.3}",
         "all",
-        totals["tensors"],
+        totals["tensors"].as_u64().unwrap_or(0),
         params,
-        totals["bytes"],
+        totals["bytes"].as_u64().unwrap_or(0),
         totals["bits_per_weight"].as_f64().unwrap_or(0.0)
     );
     println!(
@@ -298,4 +315,5 @@ fn print_text(file: &GgufFile, r: &Json, with_tensors: bool) {
         human(totals["bytes"].as_u64().unwrap_or(0)),
         totals["bits_per_weight"].as_f64().unwrap_or(0.0)
     );
+    s
 }

@@ -52,8 +52,9 @@ fn tiny_preset_is_deterministic_and_complete() {
     assert_eq!(h.tensors.len(), 3 + 4 * 14);
     let q = h.tensor("blk.1.attn_q.weight").unwrap();
     assert_eq!((q.dims.clone(), q.ty), (vec![256, 256], GgmlType::Q4_K));
-    let v0 = h.tensor("blk.0.attn_v.weight").unwrap();
-    assert_eq!((v0.dims.clone(), v0.ty), (vec![256, 128], GgmlType::Q6_K));
+    let v2 = h.tensor("blk.2.attn_v.weight").unwrap();
+    assert_eq!((v2.dims.clone(), v2.ty), (vec![256, 128], GgmlType::Q6_K));
+    assert_eq!(h.tensor("blk.0.attn_v.weight").unwrap().ty, GgmlType::Q4_K);
     assert_eq!(h.tensor("output.weight").unwrap().ty, GgmlType::Q6_K);
     assert_eq!(h.tensor("blk.3.attn_q_norm.weight").unwrap().dims, vec![64]);
 
