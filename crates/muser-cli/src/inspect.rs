@@ -100,7 +100,11 @@ fn value_json(v: &Value) -> Json {
         Value::String(s) => json!(s),
         Value::Bool(b) => json!(b),
         // Through the shortest decimal form, so 1e-5f32 prints as 0.00001.
-        Value::F32(f) => f.to_string().parse::<f64>().map(|v| json!(v)).unwrap_or(Json::Null),
+        Value::F32(f) => f
+            .to_string()
+            .parse::<f64>()
+            .map(|v| json!(v))
+            .unwrap_or(Json::Null),
         Value::F64(f) => json!(f),
         Value::Array(a) => {
             if a.len() <= 64 {
@@ -227,8 +231,15 @@ fn render_text(file: &GgufFile, r: &Json, with_tensors: bool) -> String {
     );
     println!(
         "architecture: {}{}",
-        if r["architecture"] == "" { "(none)" } else { r["architecture"].as_str().unwrap_or("") },
-        r["name"].as_str().map(|n| format!("   name: {n}")).unwrap_or_default()
+        if r["architecture"] == "" {
+            "(none)"
+        } else {
+            r["architecture"].as_str().unwrap_or("")
+        },
+        r["name"]
+            .as_str()
+            .map(|n| format!("   name: {n}"))
+            .unwrap_or_default()
     );
     if let Some(hp) = r["hyperparameters"].as_object().filter(|m| !m.is_empty()) {
         println!("\nhyperparameters:");

@@ -23,7 +23,7 @@ enum Command {
     /// Write one tensor, dequantized to f32, as a .npy file (numpy shape [ne1, ne0]).
     Tensor(tensor::Args),
     /// Generate a deterministic synthetic Muse Glimmer GGUF.
-    Synth(synth::Args),
+    Synth(Box<synth::Args>),
 }
 
 fn main() -> ExitCode {
@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Tensor(args) => tensor::run(args),
-        Command::Synth(args) => synth::run(args),
+        Command::Synth(args) => synth::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -18,8 +18,7 @@ pub fn write_f32(path: &Path, shape: &[u64], data: &[f32]) -> Result<()> {
         1 => format!("({},)", dims[0]),
         _ => format!("({})", dims.join(", ")),
     };
-    let mut header =
-        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape_str}, }}");
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape_str}, }}");
     // Magic (6) + version (2) + length (2) + header + '\n' is padded to a multiple of 64.
     let unpadded = 10 + header.len() + 1;
     header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
@@ -31,8 +30,8 @@ pub fn write_f32(path: &Path, shape: &[u64], data: &[f32]) -> Result<()> {
     for v in data {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    let mut f = std::fs::File::create(path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     f.write_all(&out)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
@@ -51,7 +50,10 @@ mod tests {
         assert_eq!((10 + hlen) % 64, 0);
         let h = std::str::from_utf8(&b[10..10 + hlen]).unwrap();
         assert!(h.contains("'shape': (2, 3)"));
-        assert_eq!(f32::from_le_bytes(b[10 + hlen..14 + hlen].try_into().unwrap()), 1.0);
+        assert_eq!(
+            f32::from_le_bytes(b[10 + hlen..14 + hlen].try_into().unwrap()),
+            1.0
+        );
         assert!(super::write_f32(&p, &[4], &[1.0]).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }

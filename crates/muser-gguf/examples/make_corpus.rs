@@ -61,7 +61,11 @@ fn main() {
     let good = valid();
 
     cases.push(("empty.gguf", vec![], "not a GGUF file"));
-    cases.push(("bad_magic.gguf", b"GGML\x03\0\0\0".to_vec(), "not a GGUF file"));
+    cases.push((
+        "bad_magic.gguf",
+        b"GGML\x03\0\0\0".to_vec(),
+        "not a GGUF file",
+    ));
     let mut v1 = good.clone();
     v1[4] = 1;
     cases.push(("version_1.gguf", v1, "unsupported GGUF version 1"));
@@ -70,7 +74,11 @@ fn main() {
     cases.push(("big_endian.gguf", be, "big-endian"));
     for cut in [6usize, 20, 30, 60, 100] {
         let name: &'static str = Box::leak(format!("truncated_at_{cut}.gguf").into_boxed_str());
-        cases.push((name, good[..cut.min(good.len())].to_vec(), "truncated|claims"));
+        cases.push((
+            name,
+            good[..cut.min(good.len())].to_vec(),
+            "truncated|claims",
+        ));
     }
     cases.push((
         "truncated_data.gguf",

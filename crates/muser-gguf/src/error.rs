@@ -23,7 +23,9 @@ pub enum Error {
     UnsupportedVersion { version: u32 },
     #[error("big-endian GGUF (version {version} read byte-swapped at offset 4) is not supported")]
     BigEndian { version: u32 },
-    #[error("file truncated while reading {what} at offset {offset}: need {need} bytes, {have} left")]
+    #[error(
+        "file truncated while reading {what} at offset {offset}: need {need} bytes, {have} left"
+    )]
     Truncated {
         what: String,
         offset: u64,
@@ -45,8 +47,14 @@ pub enum Error {
     #[error("metadata key {key:?} at offset {offset}: unknown value type id {id}")]
     UnknownValueType { key: String, offset: u64, id: u32 },
     #[error("metadata key {key:?} at offset {offset}: arrays nested deeper than {max}")]
-    NestingTooDeep { key: String, offset: u64, max: usize },
-    #[error("general.alignment = {value} (at offset {offset}) is not a power of two between 1 and 2^30")]
+    NestingTooDeep {
+        key: String,
+        offset: u64,
+        max: usize,
+    },
+    #[error(
+        "general.alignment = {value} (at offset {offset}) is not a power of two between 1 and 2^30"
+    )]
     BadAlignment { value: u64, offset: u64 },
     #[error("metadata key {key:?} has type {found}, expected {expected}")]
     WrongType {
@@ -62,14 +70,20 @@ pub enum Error {
         offset: u64,
         n_dims: u32,
     },
-    #[error("tensor {tensor:?} at offset {offset}: dimensions {dims:?} overflow the element count")]
+    #[error(
+        "tensor {tensor:?} at offset {offset}: dimensions {dims:?} overflow the element count"
+    )]
     DimOverflow {
         tensor: String,
         offset: u64,
         dims: Vec<u64>,
     },
     #[error("tensor {tensor:?} at offset {offset}: unknown tensor type id {id}")]
-    UnknownTensorType { tensor: String, offset: u64, id: u32 },
+    UnknownTensorType {
+        tensor: String,
+        offset: u64,
+        id: u32,
+    },
     #[error("tensor {tensor:?} at offset {offset}: row length {ne0} is not a multiple of {ty}'s block size {block}")]
     NotBlockAligned {
         tensor: String,

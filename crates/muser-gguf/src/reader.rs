@@ -265,7 +265,9 @@ pub fn parse_header(data: &[u8]) -> Result<Header> {
             let v = &metadata[i].1;
             let a = match v {
                 Value::U32(a) => u64::from(*a),
-                other => other.as_u64().ok_or_else(|| wrong(ALIGNMENT_KEY, "u32", other))?,
+                other => other
+                    .as_u64()
+                    .ok_or_else(|| wrong(ALIGNMENT_KEY, "u32", other))?,
             };
             if a == 0 || !a.is_power_of_two() || a > (1 << 30) {
                 return Err(Error::BadAlignment {
@@ -485,4 +487,3 @@ fn read_array(c: &mut Cursor<'_>, key: &str, depth: usize) -> Result<Array> {
         }
     })
 }
-

@@ -94,10 +94,7 @@ impl GgmlType {
 
     fn row(self) -> &'static (GgmlType, u32, &'static str, usize, usize) {
         // The table lists every variant exactly once (checked by a unit test).
-        TABLE
-            .iter()
-            .find(|row| row.0 == self)
-            .unwrap_or(&TABLE[0])
+        TABLE.iter().find(|row| row.0 == self).unwrap_or(&TABLE[0])
     }
 
     /// The type for a GGUF type id, or `None` if ggml defines no such id.

@@ -58,7 +58,9 @@ impl GgufBuilder {
     /// Writes version 2 instead of 3 (identical layout for little-endian files).
     pub fn version(mut self, version: u32) -> Result<GgufBuilder> {
         if version != 2 && version != 3 {
-            return Err(Error::Writer(format!("cannot write GGUF version {version}")));
+            return Err(Error::Writer(format!(
+                "cannot write GGUF version {version}"
+            )));
         }
         self.version = version;
         Ok(self)
@@ -99,7 +101,9 @@ impl GgufBuilder {
     pub fn tensor(&mut self, name: impl Into<String>, dims: &[u64], ty: GgmlType) -> Result<()> {
         let name = name.into();
         if dims.len() > MAX_DIMS as usize {
-            return Err(Error::Writer(format!("tensor {name:?}: too many dimensions")));
+            return Err(Error::Writer(format!(
+                "tensor {name:?}: too many dimensions"
+            )));
         }
         let n = dims
             .iter()
@@ -300,4 +304,3 @@ fn put_array(out: &mut Vec<u8>, a: &Array) {
         Array::Array(v) => v.iter().for_each(|inner| put_array(out, inner)),
     }
 }
-

@@ -56,7 +56,8 @@ fn every_truncation_of_a_valid_file_is_refused() {
 #[test]
 fn single_byte_corruptions_never_panic() {
     let mut b = muser_gguf::GgufBuilder::new();
-    b.kv("general.alignment", muser_gguf::Value::U32(64)).unwrap();
+    b.kv("general.alignment", muser_gguf::Value::U32(64))
+        .unwrap();
     b.kv(
         "nested",
         muser_gguf::Value::Array(muser_gguf::Array::Array(vec![

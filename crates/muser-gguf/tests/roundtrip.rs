@@ -23,8 +23,14 @@ fn every_value() -> Vec<(&'static str, Value)> {
         ("a.u32", Value::Array(Array::U32(vec![]))),
         ("a.i32", Value::Array(Array::I32(vec![3, 1, 4, 1, 5]))),
         ("a.f32", Value::Array(Array::F32(vec![0.5, -0.25]))),
-        ("a.bool", Value::Array(Array::Bool(vec![true, true, true, false]))),
-        ("a.string", Value::Array(Array::String(vec!["Ġthe".into(), "".into(), "日本".into()]))),
+        (
+            "a.bool",
+            Value::Array(Array::Bool(vec![true, true, true, false])),
+        ),
+        (
+            "a.string",
+            Value::Array(Array::String(vec!["Ġthe".into(), "".into(), "日本".into()])),
+        ),
         ("a.u64", Value::Array(Array::U64(vec![u64::MAX]))),
         ("a.i64", Value::Array(Array::I64(vec![-7]))),
         ("a.f64", Value::Array(Array::F64(vec![1.5]))),
@@ -82,7 +88,11 @@ fn write_then_read_is_identical() {
         for (t, d) in h.tensors.iter().zip(&datas) {
             assert_eq!(t.file_offset % h.alignment, 0);
             let s = t.file_offset as usize;
-            assert!(&file[s..s + t.n_bytes as usize] == d.as_slice(), "{}", t.name);
+            assert!(
+                &file[s..s + t.n_bytes as usize] == d.as_slice(),
+                "{}",
+                t.name
+            );
         }
         assert_eq!(h.tensor("q8").unwrap().dims, vec![64, 2, 1]);
         // Writing the parsed header again gives the same bytes.
@@ -94,7 +104,10 @@ fn write_then_read_is_identical() {
             b.tensor(t.name.clone(), &t.dims, t.ty).unwrap();
         }
         let refs: Vec<&[u8]> = datas.iter().map(|d| d.as_slice()).collect();
-        assert!(b.write_all(Vec::new(), &refs).unwrap() == file, "rewrite differs");
+        assert!(
+            b.write_all(Vec::new(), &refs).unwrap() == file,
+            "rewrite differs"
+        );
     }
 }
 
@@ -109,7 +122,10 @@ fn mmap_views_are_zero_copy_and_typed_getters_work() {
     assert_eq!(f.tensor_bytes("norm.weight").unwrap(), datas[1].as_slice());
     let base = f.bytes().as_ptr() as usize;
     let view = f.tensor_bytes("q8").unwrap().as_ptr() as usize;
-    assert_eq!(view - base, f.tensor_info("q8").unwrap().file_offset as usize);
+    assert_eq!(
+        view - base,
+        f.tensor_info("q8").unwrap().file_offset as usize
+    );
     let h = f.header();
     assert_eq!(h.get_u64("v.u32").unwrap(), Some(4_000_000_000));
     assert_eq!(h.get_f32("v.f64").unwrap(), Some(0.196_116_14));

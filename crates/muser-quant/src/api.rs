@@ -175,6 +175,23 @@ pub fn quantize_row(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     }
 }
 
+/// Like [`quantize_row`], but the k-quants (Q4_K, Q5_K, Q6_K) skip ggml's scale search:
+/// valid blocks, several times faster, slightly larger error. Other types are unchanged.
+/// Meant for synthetic weights, where the quantization error does not matter.
+pub fn quantize_row_fast(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    match ty {
+        GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q6_K => {
+            check_len("destination bytes", row_size(ty, src.len())?, dst.len())?;
+            match ty {
+                GgmlType::Q4_K => quant(src, dst, kq::quantize_row_q4k_fast),
+                GgmlType::Q5_K => quant(src, dst, kq::quantize_row_q5k_fast),
+                _ => quant(src, dst, kq::quantize_row_q6k_fast),
+            }
+        }
+        _ => quantize_row(ty, src, dst),
+    }
+}
+
 /// Dequantizes a whole tensor (`bytes` = exactly its data) to f32, in ggml element order.
 ///
 /// Errors name the tensor: [`Error::UnsupportedType`] for a type without a dequantizer,

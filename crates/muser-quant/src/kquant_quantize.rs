@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::float::{f16_to_f32, fp32_to_fp16};
 use crate::kquants::get_scale_min_k4;
 use crate::legacy::{check_elems, in_chunks};
+use crate::qkx2_lanes::{make_qkx2_quants_lanes, LANES, SUB};
 
 /// ggml's `GROUP_MAX_EPS`: groups with a smaller absolute maximum are all zero.
 const GROUP_MAX_EPS: f32 = 1e-15;
@@ -26,8 +27,11 @@ pub(crate) fn nearest_int(fval: f32) -> i32 {
 
 /// ggml's `make_qkx2_quants`: asymmetric quantization of `N` values to `0..=nmax` with a
 /// weighted least-squares search over `nstep + 1` candidate scales. Returns `(scale, -min)`.
+///
+/// This is the literal, readable port; production code runs [`make_qkx2_quants_lanes`] (the
+/// same operations on 8 sub-blocks at once), and a test checks that both agree bit for bit.
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
 fn make_qkx2_quants<const N: usize>(
     nmax: i32,
     x: &[f32; N],
@@ -117,7 +121,7 @@ fn make_qkx2_quants<const N: usize>(
 /// ggml's `make_qx_quants` with `rmse_type = 1` and no importance weights (weights `x^2`):
 /// symmetric quantization of 16 values to `0..2*nmax` (offset by `nmax`). Returns the scale.
 #[inline(always)]
-fn make_qx_quants_rmse1(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16]) -> f32 {
+fn make_qx_quants_rmse1(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16], search: bool) -> f32 {
     let mut max = 0.0f32;
     let mut amax = 0.0f32;
     for &v in x {
@@ -145,6 +149,9 @@ fn make_qx_quants_rmse1(nmax: i32, x: &[f32; 16], l_out: &mut [i8; 16]) -> f32 {
     }
     let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
     let mut best = scale * sumlx;
+    if !search {
+        return scale;
+    }
     for is in -9..=9 {
         if is == 0 {
             continue;
@@ -180,31 +187,45 @@ fn quantize_q45k_common(
     nstep: i32,
     packed_scales: &mut [u8; 12],
 ) -> ([u8; 2], [u8; 2], [u8; QK_K]) {
+    // Transpose: lane k = sub-block k (see qkx2_lanes).
+    let mut xt = [[0.0f32; LANES]; SUB];
+    for (k, xs) in x.chunks_exact(SUB).enumerate() {
+        for (i, &v) in xs.iter().enumerate() {
+            xt[i][k] = v;
+        }
+    }
+    let mut sum_x2 = [0.0f32; LANES];
+    for row in &xt {
+        for k in 0..LANES {
+            sum_x2[k] += row[k] * row[k];
+        }
+    }
+    let mut av_x = [0.0f32; LANES];
+    for k in 0..LANES {
+        av_x[k] = (sum_x2[k] / 32.0).sqrt();
+    }
+    let mut wt = [[0.0f32; LANES]; SUB];
+    for (w, row) in wt.iter_mut().zip(&xt) {
+        for k in 0..LANES {
+            w[k] = av_x[k] + row[k].abs();
+        }
+    }
+    let mut lt = [[0u8; LANES]; SUB];
+    let (scales, mins) = make_qkx2_quants_lanes(nmax, &xt, &wt, &mut lt, rmin, 0.1, nstep);
     let mut big_l = [0u8; QK_K];
-    let mut scales = [0.0f32; QK_K / 32];
-    let mut mins = [0.0f32; QK_K / 32];
+    for (i, row) in lt.iter().enumerate() {
+        for k in 0..LANES {
+            big_l[SUB * k + i] = row[k];
+        }
+    }
     let mut max_scale = 0.0f32;
     let mut max_min = 0.0f32;
     for j in 0..QK_K / 32 {
-        let xs: &[f32; 32] = sub(x, j);
-        let mut sum_x2 = 0.0f32;
-        for &v in xs {
-            sum_x2 += v * v;
+        if scales[j] > max_scale {
+            max_scale = scales[j];
         }
-        let av_x = (sum_x2 / 32.0).sqrt();
-        let mut weights = [0.0f32; 32];
-        for (w, &v) in weights.iter_mut().zip(xs) {
-            *w = av_x + v.abs();
-        }
-        let lj: &mut [u8; 32] = sub_mut(&mut big_l, j);
-        let (scale, min) = make_qkx2_quants(nmax, xs, &weights, lj, rmin, 0.1, nstep, false);
-        scales[j] = scale;
-        mins[j] = min;
-        if scale > max_scale {
-            max_scale = scale;
-        }
-        if min > max_min {
-            max_min = min;
+        if mins[j] > max_min {
+            max_min = mins[j];
         }
     }
 
@@ -264,9 +285,19 @@ fn sub_mut<const N: usize, const M: usize, T>(a: &mut [T; N], j: usize) -> &mut 
 
 /// ggml's `quantize_row_q4_K_ref` (`make_qkx2_quants(32, 15, .., -1, 0.1, 20)` per sub-block).
 pub fn quantize_row_q4k_ref(src: &[f32], blocks: &mut [BlockQ4K]) -> Result<()> {
+    quantize_row_q4k_nstep(src, blocks, 20)
+}
+
+/// ggml's Q4_K algorithm with the scale search off (`nstep = 0`): valid blocks from a single
+/// min/max pass, several times faster, slightly larger error. For synthetic weights.
+pub fn quantize_row_q4k_fast(src: &[f32], blocks: &mut [BlockQ4K]) -> Result<()> {
+    quantize_row_q4k_nstep(src, blocks, 0)
+}
+
+fn quantize_row_q4k_nstep(src: &[f32], blocks: &mut [BlockQ4K], nstep: i32) -> Result<()> {
     check_elems::<BlockQ4K>("Q4_K input length", blocks.len(), src.len())?;
     for (x, b) in in_chunks::<QK_K>(src).zip(blocks.iter_mut()) {
-        let (d, dmin, big_l) = quantize_q45k_common(x, 15, -1.0, 20, &mut b.scales);
+        let (d, dmin, big_l) = quantize_q45k_common(x, 15, -1.0, nstep, &mut b.scales);
         b.d = d;
         b.dmin = dmin;
         for (k, q) in b.qs.chunks_exact_mut(32).enumerate() {
@@ -280,9 +311,18 @@ pub fn quantize_row_q4k_ref(src: &[f32], blocks: &mut [BlockQ4K]) -> Result<()> 
 
 /// ggml's `quantize_row_q5_K_ref` (`make_qkx2_quants(32, 31, .., -0.5, 0.1, 15)`).
 pub fn quantize_row_q5k_ref(src: &[f32], blocks: &mut [BlockQ5K]) -> Result<()> {
+    quantize_row_q5k_nstep(src, blocks, 15)
+}
+
+/// ggml's Q5_K algorithm with the scale search off (`nstep = 0`); see [`quantize_row_q4k_fast`].
+pub fn quantize_row_q5k_fast(src: &[f32], blocks: &mut [BlockQ5K]) -> Result<()> {
+    quantize_row_q5k_nstep(src, blocks, 0)
+}
+
+fn quantize_row_q5k_nstep(src: &[f32], blocks: &mut [BlockQ5K], nstep: i32) -> Result<()> {
     check_elems::<BlockQ5K>("Q5_K input length", blocks.len(), src.len())?;
     for (x, b) in in_chunks::<QK_K>(src).zip(blocks.iter_mut()) {
-        let (d, dmin, big_l) = quantize_q45k_common(x, 31, -0.5, 15, &mut b.scales);
+        let (d, dmin, big_l) = quantize_q45k_common(x, 31, -0.5, nstep, &mut b.scales);
         b.d = d;
         b.dmin = dmin;
         b.qh = [0; QK_K / 8];
@@ -310,6 +350,16 @@ pub fn quantize_row_q5k_ref(src: &[f32], blocks: &mut [BlockQ5K]) -> Result<()> 
 
 /// ggml's `quantize_row_q6_K_ref` (`make_qx_quants(16, 32, .., rmse_type = 1)` per sub-block).
 pub fn quantize_row_q6k_ref(src: &[f32], blocks: &mut [BlockQ6K]) -> Result<()> {
+    quantize_row_q6k_search(src, blocks, true)
+}
+
+/// ggml's Q6_K algorithm without the 18-step scale search (the least-squares scale of the
+/// first pass is kept); see [`quantize_row_q4k_fast`].
+pub fn quantize_row_q6k_fast(src: &[f32], blocks: &mut [BlockQ6K]) -> Result<()> {
+    quantize_row_q6k_search(src, blocks, false)
+}
+
+fn quantize_row_q6k_search(src: &[f32], blocks: &mut [BlockQ6K], search: bool) -> Result<()> {
     check_elems::<BlockQ6K>("Q6_K input length", blocks.len(), src.len())?;
     for (x, b) in in_chunks::<QK_K>(src).zip(blocks.iter_mut()) {
         let mut big_l = [0i8; QK_K];
@@ -317,7 +367,7 @@ pub fn quantize_row_q6k_ref(src: &[f32], blocks: &mut [BlockQ6K]) -> Result<()> 
         let mut max_scale = 0.0f32;
         let mut max_abs_scale = 0.0f32;
         for (ib, s) in scales.iter_mut().enumerate() {
-            let scale = make_qx_quants_rmse1(32, sub(x, ib), sub_mut(&mut big_l, ib));
+            let scale = make_qx_quants_rmse1(32, sub(x, ib), sub_mut(&mut big_l, ib), search);
             *s = scale;
             if scale.abs() > max_abs_scale {
                 max_abs_scale = scale.abs();
@@ -415,5 +465,52 @@ mod tests {
         assert_eq!(nearest_int(-3.7), -4);
         assert_eq!(nearest_int(4_194_303.0), 4_194_303);
         assert_eq!(nearest_int(f32::NAN), 0);
+    }
+}
+
+#[cfg(test)]
+mod lane_tests {
+    use super::make_qkx2_quants;
+    use crate::qkx2_lanes::{make_qkx2_quants_lanes, LANES, SUB};
+
+    #[test]
+    fn lanes_agree_with_the_scalar_reference() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        for round in 0..200 {
+            let mut xt = [[0.0f32; LANES]; SUB];
+            let mut wt = [[0.0f32; LANES]; SUB];
+            for i in 0..SUB {
+                for k in 0..LANES {
+                    let v = match (round + k) % 5 {
+                        0 => 0.0,               // degenerate lane
+                        1 => rnd().abs() + 0.2, // positive: min clamps to 0
+                        _ => rnd() * 10f32.powi(k as i32 - 4),
+                    };
+                    xt[i][k] = v;
+                    wt[i][k] = v.abs() + 0.01;
+                }
+            }
+            for (nmax, rmin, nstep) in [(15, -1.0, 20), (31, -0.5, 15)] {
+                let mut lt = [[0u8; LANES]; SUB];
+                let (scale, min) =
+                    make_qkx2_quants_lanes(nmax, &xt, &wt, &mut lt, rmin, 0.1, nstep);
+                for k in 0..LANES {
+                    let x: [f32; SUB] = std::array::from_fn(|i| xt[i][k]);
+                    let w: [f32; SUB] = std::array::from_fn(|i| wt[i][k]);
+                    let mut l = [0u8; SUB];
+                    let (s1, m1) = make_qkx2_quants(nmax, &x, &w, &mut l, rmin, 0.1, nstep, false);
+                    assert_eq!(s1.to_bits(), scale[k].to_bits(), "round {round} lane {k}");
+                    assert_eq!(m1.to_bits(), min[k].to_bits(), "round {round} lane {k}");
+                    let lk: [u8; SUB] = std::array::from_fn(|i| lt[i][k]);
+                    assert_eq!(l, lk, "round {round} lane {k}");
+                }
+            }
+        }
     }
 }

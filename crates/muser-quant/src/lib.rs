@@ -15,10 +15,11 @@ pub mod iq4;
 pub mod kquant_quantize;
 pub mod kquants;
 pub mod legacy;
+mod qkx2_lanes;
 
 pub use api::{
-    can_dequantize, can_quantize, dequantize_row, dequantize_tensor, quantize_row, row_size,
-    DEQUANTIZE_TYPES, QUANTIZE_TYPES,
+    can_dequantize, can_quantize, dequantize_row, dequantize_tensor, quantize_row,
+    quantize_row_fast, row_size, DEQUANTIZE_TYPES, QUANTIZE_TYPES,
 };
 pub use blocks::{
     blocks_as_bytes, cast_blocks, cast_blocks_mut, Block, BlockIQ4NL, BlockIQ4XS, BlockQ2K,
@@ -33,7 +34,8 @@ pub use float::{
 };
 pub use iq4::{dequantize_row_iq4nl_ref, dequantize_row_iq4xs_ref, KVALUES_IQ4NL};
 pub use kquant_quantize::{
-    quantize_row_q4k_ref, quantize_row_q5k_ref, quantize_row_q6k_ref, quantize_row_q8k_ref,
+    quantize_row_q4k_fast, quantize_row_q4k_ref, quantize_row_q5k_fast, quantize_row_q5k_ref,
+    quantize_row_q6k_fast, quantize_row_q6k_ref, quantize_row_q8k_ref,
 };
 pub use kquants::{
     dequantize_row_q2k_ref, dequantize_row_q3k_ref, dequantize_row_q4k_ref, dequantize_row_q5k_ref,

@@ -231,7 +231,10 @@ impl SynthConfig {
             ("head_count*head_dim", q_dim, self.types.default),
             ("feed_forward_length", self.n_ff, self.types.default),
         ];
-        let more = self.types.more_bits.map(|t| ("feed_forward_length", self.n_ff, t));
+        let more = self
+            .types
+            .more_bits
+            .map(|t| ("feed_forward_length", self.n_ff, t));
         for (what, n, ty) in checks.into_iter().chain(more) {
             if n as usize % ty.block_size() != 0 {
                 return bad(format!(

@@ -15,7 +15,11 @@ pub enum Init {
     /// Uniform in `[-a, a]` with `a = std * sqrt(3)`.
     Uniform { std: f32 },
     /// Uniform embedding rows with std `std`; every `tiny_every`-th row scaled by `tiny`.
-    Embedding { std: f32, tiny_every: u32, tiny: f32 },
+    Embedding {
+        std: f32,
+        tiny_every: u32,
+        tiny: f32,
+    },
     /// `centre * (1 + spread * u)`, u uniform in [-1, 1).
     Around { centre: f32, spread: f32 },
     /// Every element equal.
@@ -163,7 +167,10 @@ pub fn metadata(cfg: &SynthConfig, vocab: &Vocab, b: &mut GgufBuilder) -> Result
     if let Some(base) = cfg.rope_freq_base_swa {
         b.kv(k("rope.freq_base_swa"), Value::F32(base))?;
     }
-    b.kv(k("attention.sliding_window"), Value::U32(cfg.sliding_window))?;
+    b.kv(
+        k("attention.sliding_window"),
+        Value::U32(cfg.sliding_window),
+    )?;
     let pattern = match cfg.pattern {
         PatternEncoding::Scalar => Value::U32(cfg.swa_period),
         PatternEncoding::BoolArray => Value::Array(Array::Bool(

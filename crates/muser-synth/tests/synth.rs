@@ -1,7 +1,7 @@
 //! The tiny preset end to end: readable, deterministic across thread counts, real names and
 //! shapes, both pattern encodings, optional keys, weight statistics.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use muser_gguf::{GgmlType, GgufFile};
 use muser_synth::{write_model, PatternEncoding, Preset, SynthConfig, TypePlan};
@@ -12,7 +12,7 @@ fn temp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn write_with_threads(cfg: &SynthConfig, path: &PathBuf, threads: usize) {
+fn write_with_threads(cfg: &SynthConfig, path: &Path, threads: usize) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -39,15 +39,28 @@ fn tiny_preset_is_deterministic_and_complete() {
             .unwrap(),
         Some(4)
     );
-    assert_eq!(h.get_f32("muse-glimmer.final_logit_softcapping").unwrap(), Some(20.0));
+    assert_eq!(
+        h.get_f32("muse-glimmer.final_logit_softcapping").unwrap(),
+        Some(20.0)
+    );
     assert_eq!(h.get_str("tokenizer.ggml.model").unwrap(), Some("gpt2"));
     assert_eq!(h.get_str("tokenizer.ggml.pre").unwrap(), Some("llama-bpe"));
     let tokens = h.get_array("tokenizer.ggml.tokens").unwrap().unwrap();
     assert_eq!(tokens.len(), 2000 + 2048);
-    assert_eq!(h.get_u64("tokenizer.ggml.bos_token_id").unwrap(), Some(2000));
-    assert_eq!(h.get_u64("tokenizer.ggml.eot_token_id").unwrap(), Some(2008));
+    assert_eq!(
+        h.get_u64("tokenizer.ggml.bos_token_id").unwrap(),
+        Some(2000)
+    );
+    assert_eq!(
+        h.get_u64("tokenizer.ggml.eot_token_id").unwrap(),
+        Some(2008)
+    );
     assert!(h.get("tokenizer.ggml.eom_token_id").is_none());
-    assert!(h.get_str("tokenizer.chat_template").unwrap().unwrap().contains("<|start|>"));
+    assert!(h
+        .get_str("tokenizer.chat_template")
+        .unwrap()
+        .unwrap()
+        .contains("<|start|>"));
     // 3 global tensors + 14 per layer.
     assert_eq!(h.tensors.len(), 3 + 4 * 14);
     let q = h.tensor("blk.1.attn_q.weight").unwrap();
@@ -99,7 +112,10 @@ fn overrides_change_keys_and_types() {
         .get_array("muse-glimmer.attention.sliding_window_pattern")
         .unwrap()
         .unwrap();
-    assert_eq!(pattern.as_bools().unwrap(), &[true, true, true, false, true]);
+    assert_eq!(
+        pattern.as_bools().unwrap(),
+        &[true, true, true, false, true]
+    );
     assert!(h.get("muse-glimmer.final_logit_softcapping").is_none());
     assert!(h.get("muse-glimmer.rope.freq_base_swa").is_none());
     assert!(h.get("tokenizer.chat_template").is_none());

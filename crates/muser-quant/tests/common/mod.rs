@@ -60,7 +60,10 @@ pub fn fixture_path(name: &str) -> PathBuf {
 pub fn load(name: &str) -> Vec<Record> {
     let path = fixture_path(name);
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut c = Cursor { data: &data, pos: 0 };
+    let mut c = Cursor {
+        data: &data,
+        pos: 0,
+    };
     assert_eq!(c.take(4), b"MQFX", "{name}: bad magic");
     assert_eq!(c.u32(), 1, "{name}: version");
     let n = c.u32();
@@ -106,7 +109,9 @@ pub fn same_f32(a: f32, b: f32) -> bool {
 /// Panics with the first differing index if `got` and `want` are not bit-identical.
 pub fn assert_f32_identical(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
-    let bad: Vec<usize> = (0..got.len()).filter(|&i| !same_f32(got[i], want[i])).collect();
+    let bad: Vec<usize> = (0..got.len())
+        .filter(|&i| !same_f32(got[i], want[i]))
+        .collect();
     if let Some(&i) = bad.first() {
         panic!(
             "{what}: {} of {} values differ; first at {i}: got {:e} ({:#010x}), want {:e} ({:#010x})",
