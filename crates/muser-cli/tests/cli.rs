@@ -15,15 +15,15 @@ fn muser(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn temp_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("muser-cli-test-{}", std::process::id()));
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("muser-cli-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 #[test]
 fn synth_inspect_tensor() {
-    let dir = temp_dir();
+    let dir = temp_dir("synth");
     let model = dir.join("tiny.gguf");
     let m = model.to_str().unwrap();
     let (ok, _, err) = muser(&["synth", "--preset", "tiny", "--out", m, "--quiet"]);
@@ -101,4 +101,28 @@ fn malformed_files_give_errors_not_panics() {
             assert!(!err.contains("panicked"), "{}: {err}", p.display());
         }
     }
+}
+
+#[test]
+fn unsupported_tensor_types_are_refused_by_name() {
+    let dir = temp_dir("unsupported");
+    let path = dir.join("iq2.gguf");
+    let mut b = muser_gguf::GgufBuilder::new();
+    b.tensor("blk.0.attn_q.weight", &[256, 2], muser_gguf::GgmlType::IQ2_XXS)
+        .unwrap();
+    let data = vec![0u8; 2 * 66];
+    let bytes = b.write_all(Vec::new(), &[&data]).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    let p = path.to_str().unwrap();
+    // inspect describes any known type …
+    let (ok, text, err) = muser(&["inspect", p]);
+    assert!(ok && text.contains("IQ2_XXS"), "{err}");
+    // … but the engine refuses to compute with it, naming tensor and type.
+    let (ok, _, err) = muser(&["tensor", p, "blk.0.attn_q.weight", "--out", "/dev/null"]);
+    assert!(!ok, "IQ2_XXS tensor was dequantized");
+    assert!(
+        err.contains("blk.0.attn_q.weight") && err.contains("IQ2_XXS"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

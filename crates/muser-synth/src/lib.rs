@@ -11,4 +11,4 @@ pub mod tokenizer;
 pub use config::{use_more_bits, PatternEncoding, Preset, SynthConfig, TypePlan, WeightScales};
 pub use error::{Error, Result};
 pub use generate::{write_model, SynthReport};
-pub use plan::{tensors, Init, TensorPlan, ARCH};
+pub use plan::{metadata, tensors, Init, TensorPlan, ARCH};

@@ -1,0 +1,1 @@
+//! Tokenizer and chat template from GGUF metadata.
