@@ -1,6 +1,8 @@
 //! The `muser` binary: argument parsing, logging of errors with their causes, exit codes.
 
+mod device;
 mod inspect;
+mod logits;
 mod npy;
 mod synth;
 mod tensor;
@@ -24,6 +26,8 @@ enum Command {
     Tensor(tensor::Args),
     /// Generate a deterministic synthetic Muse Glimmer GGUF.
     Synth(Box<synth::Args>),
+    /// Float32 logits (after scale and softcap) for a token sequence, as .npy.
+    Logits(logits::Args),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Tensor(args) => tensor::run(args),
         Command::Synth(args) => synth::run(*args),
+        Command::Logits(args) => logits::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -108,8 +108,12 @@ fn unsupported_tensor_types_are_refused_by_name() {
     let dir = temp_dir("unsupported");
     let path = dir.join("iq2.gguf");
     let mut b = muser_gguf::GgufBuilder::new();
-    b.tensor("blk.0.attn_q.weight", &[256, 2], muser_gguf::GgmlType::IQ2_XXS)
-        .unwrap();
+    b.tensor(
+        "blk.0.attn_q.weight",
+        &[256, 2],
+        muser_gguf::GgmlType::IQ2_XXS,
+    )
+    .unwrap();
     let data = vec![0u8; 2 * 66];
     let bytes = b.write_all(Vec::new(), &[&data]).unwrap();
     std::fs::write(&path, bytes).unwrap();

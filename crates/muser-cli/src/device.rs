@@ -1,0 +1,63 @@
+//! `--device cpu|cpu-ref|cuda[:N]|auto`: parsed once into a typed choice, then a backend.
+
+use anyhow::{bail, Result};
+use muser_engine::{Backend, CpuRef};
+
+/// Where the model runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    /// The exact f32/f64 oracle.
+    CpuRef,
+    /// The fast CPU path (quantized activations, SIMD).
+    Cpu,
+    /// An NVIDIA GPU by index.
+    Cuda(usize),
+    /// The best available device.
+    Auto,
+}
+
+impl std::str::FromStr for Device {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Device, String> {
+        match s {
+            "cpu-ref" => Ok(Device::CpuRef),
+            "cpu" => Ok(Device::Cpu),
+            "auto" => Ok(Device::Auto),
+            "cuda" => Ok(Device::Cuda(0)),
+            _ => match s.strip_prefix("cuda:").map(str::parse::<usize>) {
+                Some(Ok(n)) => Ok(Device::Cuda(n)),
+                _ => Err(format!(
+                    "unknown device {s:?} (expected cpu, cpu-ref, cuda, cuda:N or auto)"
+                )),
+            },
+        }
+    }
+}
+
+/// The backend for a device choice.
+pub fn backend(device: Device) -> Result<Box<dyn Backend>> {
+    match device {
+        Device::CpuRef => Ok(Box::new(CpuRef::default())),
+        Device::Cpu | Device::Auto => Ok(Box::new(CpuRef::default())),
+        Device::Cuda(n) => bail!(
+            "--device cuda:{n}: this build of muser has no CUDA backend yet; use --device cpu"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Device;
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!("cpu".parse(), Ok(Device::Cpu));
+        assert_eq!("cpu-ref".parse(), Ok(Device::CpuRef));
+        assert_eq!("cuda".parse(), Ok(Device::Cuda(0)));
+        assert_eq!("cuda:3".parse(), Ok(Device::Cuda(3)));
+        assert_eq!("auto".parse(), Ok(Device::Auto));
+        assert!("gpu".parse::<Device>().is_err());
+        assert!("cuda:x".parse::<Device>().is_err());
+    }
+}

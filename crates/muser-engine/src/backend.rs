@@ -1,0 +1,92 @@
+//! The narrow backend boundary: matrix products over quantized weights, the numerics of the
+//! element-wise ops, and the KV element type. `cpu-ref` is the oracle; faster backends are
+//! tested against it.
+
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::kv::KvDtype;
+use crate::ops::Numerics;
+use crate::weights::{Matrix, Weights};
+
+/// What a device must provide to run the Glimmer graph.
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Arithmetic of the element-wise ops, norms and attention.
+    fn numerics(&self) -> Numerics;
+    /// Element type of the KV cache.
+    fn kv_dtype(&self) -> KvDtype;
+    /// `out: [n_tokens, m.n_out] = x: [n_tokens, m.n_in] · mᵀ`.
+    fn matmul(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x: &[f32],
+        n_tokens: usize,
+        out: &mut [f32],
+    ) -> Result<()>;
+}
+
+/// The oracle: each weight row dequantized with the `_ref` dequantizers, dot products
+/// accumulated in f64 against the unrounded f32 activations, one rounding to f32.
+pub struct CpuRef {
+    pub kv: KvDtype,
+}
+
+impl Default for CpuRef {
+    fn default() -> Self {
+        CpuRef { kv: KvDtype::F32 }
+    }
+}
+
+impl Backend for CpuRef {
+    fn name(&self) -> &'static str {
+        "cpu-ref"
+    }
+
+    fn numerics(&self) -> Numerics {
+        Numerics::Exact
+    }
+
+    fn kv_dtype(&self) -> KvDtype {
+        self.kv
+    }
+
+    fn matmul(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x: &[f32],
+        n_tokens: usize,
+        out: &mut [f32],
+    ) -> Result<()> {
+        debug_assert_eq!(x.len(), n_tokens * m.n_in);
+        debug_assert_eq!(out.len(), n_tokens * m.n_out);
+        // Row-parallel: each output element is computed by one thread in a fixed order, so
+        // the result does not depend on the thread count or the batch size.
+        let cols: Vec<Vec<f32>> = (0..m.n_out)
+            .into_par_iter()
+            .map(|o| -> Result<Vec<f32>> {
+                let mut row = vec![0f32; m.n_in];
+                weights.dequantize_row(m, o, &mut row)?;
+                Ok((0..n_tokens)
+                    .map(|t| {
+                        let xt = &x[t * m.n_in..(t + 1) * m.n_in];
+                        let dot: f64 = row
+                            .iter()
+                            .zip(xt)
+                            .map(|(&w, &a)| f64::from(w) * f64::from(a))
+                            .sum();
+                        dot as f32
+                    })
+                    .collect())
+            })
+            .collect::<Result<_>>()?;
+        for (o, col) in cols.iter().enumerate() {
+            for (t, &v) in col.iter().enumerate() {
+                out[t * m.n_out + o] = v;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,19 @@
+//! Muse Glimmer engine: model description from GGUF, weights, KV cache, the graph over a
+//! backend boundary (`cpu-ref` oracle, `cpu` fast path).
+
+pub mod attention;
+pub mod backend;
+pub mod config;
+mod error;
+pub mod kv;
+pub mod model;
+pub mod ops;
+pub mod weights;
+
+pub use backend::{Backend, CpuRef};
+pub use config::GlimmerConfig;
+pub use error::{Error, Result};
+pub use kv::{KvCache, KvDtype, RingMeta};
+pub use model::{Glimmer, GraphFaults, LogitsFor};
+pub use ops::Numerics;
+pub use weights::{Matrix, TensorName, Weights};

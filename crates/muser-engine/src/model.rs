@@ -1,0 +1,292 @@
+//! The Muse Glimmer graph (muse-glimmer.md's op order), run over any backend: entry norm,
+//! 52 sandwich-norm blocks with NoPE/SWA attention, QK-norm, sigmoid gate, SwiGLU, and the
+//! logit scale followed by the softcap.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use muser_gguf::GgufFile;
+
+use crate::attention::{attend, AttnShape};
+use crate::backend::Backend;
+use crate::config::GlimmerConfig;
+use crate::error::{Error, Result};
+use crate::kv::KvCache;
+use crate::ops::{self, Numerics};
+use crate::weights::Weights;
+
+/// Which positions' logits a forward pass returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogitsFor {
+    Last,
+    All,
+}
+
+/// Deliberate graph mutations, used only by tests that prove the parity tests can fail.
+#[doc(hidden)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphFaults {
+    pub softcap_before_scale: bool,
+    pub skip_entry_norm: bool,
+    /// Apply the sigmoid gate after `attn_output` instead of before (needs q_dim == n_embd).
+    pub gate_after_output: bool,
+    /// Rotate half-split pairs (i, i + d/2) instead of adjacent pairs (2i, 2i + 1).
+    pub half_split_rope: bool,
+    pub interleaved_gqa: bool,
+    /// Nudge every embedding value by one ulp (measures the network's noise amplification).
+    pub perturb_embedding_ulp: bool,
+}
+
+/// A loaded Glimmer model bound to a backend.
+pub struct Glimmer {
+    pub cfg: GlimmerConfig,
+    pub weights: Weights,
+    backend: Box<dyn Backend>,
+    faults: GraphFaults,
+}
+
+impl Glimmer {
+    /// Opens a GGUF, reads the model description and validates every tensor.
+    pub fn open(path: impl AsRef<Path>, backend: Box<dyn Backend>) -> Result<Glimmer> {
+        let file = Arc::new(GgufFile::open(path)?);
+        let cfg = GlimmerConfig::from_header(file.header())?;
+        Glimmer::from_parts(file, cfg, backend)
+    }
+
+    /// Builds a model from an open file and a (possibly edited) description.
+    pub fn from_parts(
+        file: Arc<GgufFile>,
+        cfg: GlimmerConfig,
+        backend: Box<dyn Backend>,
+    ) -> Result<Glimmer> {
+        let weights = Weights::load(file, &cfg)?;
+        Ok(Glimmer {
+            cfg,
+            weights,
+            backend,
+            faults: GraphFaults::default(),
+        })
+    }
+
+    #[doc(hidden)]
+    pub fn set_faults(&mut self, faults: GraphFaults) {
+        self.faults = faults;
+    }
+
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// A KV cache for this model and backend holding up to `max_positions` positions, with
+    /// `slack` extra ring rows so that many positions can be rolled back.
+    pub fn new_cache(&self, max_positions: usize, slack: usize) -> KvCache {
+        let max = max_positions.min(self.cfg.context_length.max(1));
+        KvCache::new(&self.cfg, self.backend.kv_dtype(), max, slack)
+    }
+
+    /// Runs `tokens` at positions `kv.len()..` and returns logits (after scale and softcap):
+    /// `[n_vocab]` for `Last`, `[tokens.len(), n_vocab]` for `All`.
+    pub fn forward(&self, kv: &mut KvCache, tokens: &[u32], want: LogitsFor) -> Result<Vec<f32>> {
+        let n = tokens.len();
+        if n == 0 {
+            return Err(Error::Invalid("forward of zero tokens".into()));
+        }
+        let c = &self.cfg;
+        let num = self.backend.numerics();
+        let e = c.n_embd;
+        let p0 = kv.len();
+        if p0 + n > kv.max_positions() {
+            return Err(Error::CacheFull {
+                position: p0 + n - 1,
+                capacity: kv.max_positions(),
+            });
+        }
+
+        // Embedding rows, then the weightless entry norm.
+        let mut x = vec![0f32; n * e];
+        for (t, &id) in tokens.iter().enumerate() {
+            if id as usize >= c.n_vocab {
+                return Err(Error::TokenOutOfRange {
+                    id,
+                    n_vocab: c.n_vocab,
+                });
+            }
+            let row = &mut x[t * e..(t + 1) * e];
+            self.weights
+                .dequantize_row(&self.weights.token_embd, id as usize, row)?;
+            if self.faults.perturb_embedding_ulp {
+                for v in row.iter_mut() {
+                    *v = f32::from_bits(v.to_bits() + 1);
+                }
+            }
+            if !self.faults.skip_entry_norm {
+                ops::rms_norm(num, row, None, c.rms_eps);
+            }
+        }
+
+        for layer in 0..c.n_layer {
+            self.layer(layer, kv, p0, &mut x)?;
+        }
+
+        let rows: Vec<usize> = match want {
+            LogitsFor::Last => vec![n - 1],
+            LogitsFor::All => (0..n).collect(),
+        };
+        let mut h = Vec::with_capacity(rows.len() * e);
+        for &t in &rows {
+            let mut r = x[t * e..(t + 1) * e].to_vec();
+            ops::rms_norm(num, &mut r, Some(&self.weights.output_norm), c.rms_eps);
+            h.extend_from_slice(&r);
+        }
+        let mut logits = vec![0f32; rows.len() * c.n_vocab];
+        self.backend.matmul(
+            &self.weights,
+            &self.weights.output,
+            &h,
+            rows.len(),
+            &mut logits,
+        )?;
+        if self.faults.softcap_before_scale {
+            ops::scale_softcap(num, &mut logits, 1.0, c.softcap);
+            ops::scale_softcap(num, &mut logits, c.logit_scale, 0.0);
+        } else {
+            ops::scale_softcap(num, &mut logits, c.logit_scale, c.softcap);
+        }
+        Ok(logits)
+    }
+
+    /// One block for all `n` rows of `x` (positions `p0..p0 + n`).
+    fn layer(&self, layer: usize, kv: &mut KvCache, p0: usize, x: &mut [f32]) -> Result<()> {
+        let c = &self.cfg;
+        let w = &self.weights.layers[layer];
+        let b = self.backend.as_ref();
+        let num = b.numerics();
+        let (e, hd, qd, kvd, ff) = (c.n_embd, c.head_dim, c.q_dim(), c.kv_dim(), c.n_ff);
+        let n = x.len() / e;
+        let sliding = c.sliding[layer];
+
+        // Pre-attention norm and the four projections.
+        let mut h = x.to_vec();
+        for r in h.chunks_mut(e) {
+            ops::rms_norm(num, r, Some(&w.attn_norm), c.rms_eps);
+        }
+        let mut q = vec![0f32; n * qd];
+        let mut k = vec![0f32; n * kvd];
+        let mut v = vec![0f32; n * kvd];
+        let mut gate = vec![0f32; n * qd];
+        b.matmul(&self.weights, &w.attn_q, &h, n, &mut q)?;
+        b.matmul(&self.weights, &w.attn_k, &h, n, &mut k)?;
+        b.matmul(&self.weights, &w.attn_v, &h, n, &mut v)?;
+        b.matmul(&self.weights, &w.attn_gate, &h, n, &mut gate)?;
+
+        // Per-head QK-norm, then RoPE on sliding layers only (full layers are NoPE).
+        for (t, (qt, kt)) in q.chunks_mut(qd).zip(k.chunks_mut(kvd)).enumerate() {
+            for head in qt.chunks_mut(hd) {
+                ops::rms_norm(num, head, Some(&w.attn_q_norm), c.rms_eps);
+            }
+            for head in kt.chunks_mut(hd) {
+                ops::rms_norm(num, head, Some(&w.attn_k_norm), c.rms_eps);
+            }
+            if sliding {
+                let pos = p0 + t;
+                for head in qt.chunks_mut(hd).chain(kt.chunks_mut(hd)) {
+                    self.rope(num, head, pos);
+                }
+            }
+        }
+
+        // Store each row, then let that row attend: a ring never loses a row a later query
+        // of the same chunk still needs.
+        let shape = AttnShape {
+            n_head: c.n_head,
+            n_head_kv: c.n_head_kv,
+            head_dim: hd,
+            scale: c.attn_scale(),
+            interleaved_gqa: self.faults.interleaved_gqa,
+        };
+        let mut attn = vec![0f32; n * qd];
+        for t in 0..n {
+            let pos = p0 + t;
+            kv.append(
+                layer,
+                pos,
+                &k[t * kvd..(t + 1) * kvd],
+                &v[t * kvd..(t + 1) * kvd],
+            )?;
+            attend(
+                num,
+                shape,
+                kv,
+                layer,
+                pos,
+                &q[t * qd..(t + 1) * qd],
+                &mut attn[t * qd..(t + 1) * qd],
+            );
+        }
+
+        // Sigmoid gate, output projection, post-attention norm (eps 1e-8), residual.
+        let mut o = vec![0f32; n * e];
+        if self.faults.gate_after_output {
+            if qd != e {
+                return Err(Error::Invalid(
+                    "gate_after_output fault needs q_dim == n_embd".into(),
+                ));
+            }
+            b.matmul(&self.weights, &w.attn_output, &attn, n, &mut o)?;
+            for (a, g) in o.iter_mut().zip(&gate) {
+                *a *= ops::sigmoid(num, *g);
+            }
+        } else {
+            for (a, g) in attn.iter_mut().zip(&gate) {
+                *a *= ops::sigmoid(num, *g);
+            }
+            b.matmul(&self.weights, &w.attn_output, &attn, n, &mut o)?;
+        }
+        for (xr, or) in x.chunks_mut(e).zip(o.chunks_mut(e)) {
+            ops::rms_norm(num, or, Some(&w.post_attn_norm), c.post_norm_eps);
+            for (a, b) in xr.iter_mut().zip(or.iter()) {
+                *a += *b;
+            }
+        }
+
+        // Pre-FFN norm, SwiGLU, post-FFN norm (eps 1e-8), residual.
+        let mut h = x.to_vec();
+        for r in h.chunks_mut(e) {
+            ops::rms_norm(num, r, Some(&w.ffn_norm), c.rms_eps);
+        }
+        let mut g = vec![0f32; n * ff];
+        let mut u = vec![0f32; n * ff];
+        b.matmul(&self.weights, &w.ffn_gate, &h, n, &mut g)?;
+        b.matmul(&self.weights, &w.ffn_up, &h, n, &mut u)?;
+        for (gi, ui) in g.iter_mut().zip(&u) {
+            *gi = ops::swiglu(num, *gi, *ui);
+        }
+        let mut f = vec![0f32; n * e];
+        b.matmul(&self.weights, &w.ffn_down, &g, n, &mut f)?;
+        for (xr, fr) in x.chunks_mut(e).zip(f.chunks_mut(e)) {
+            ops::rms_norm(num, fr, Some(&w.post_ffw_norm), c.post_norm_eps);
+            for (a, b) in xr.iter_mut().zip(fr.iter()) {
+                *a += *b;
+            }
+        }
+        Ok(())
+    }
+
+    fn rope(&self, num: Numerics, head: &mut [f32], pos: usize) {
+        let base = self.cfg.rope_freq_base_swa;
+        if self.faults.half_split_rope {
+            // Gather (i, i + d/2) pairs into adjacent order, rotate, scatter back.
+            let d = head.len();
+            let mut tmp: Vec<f32> = (0..d / 2)
+                .flat_map(|i| [head[i], head[i + d / 2]])
+                .collect();
+            ops::rope_adjacent(num, &mut tmp, pos, base);
+            for i in 0..d / 2 {
+                head[i] = tmp[2 * i];
+                head[i + d / 2] = tmp[2 * i + 1];
+            }
+        } else {
+            ops::rope_adjacent(num, head, pos, base);
+        }
+    }
+}
