@@ -8,6 +8,7 @@ mod error;
 pub mod kv;
 pub mod model;
 pub mod ops;
+pub mod sampling;
 pub mod weights;
 
 pub use backend::{Backend, CpuRef};
@@ -16,4 +17,5 @@ pub use error::{Error, Result};
 pub use kv::{KvCache, KvDtype, RingMeta};
 pub use model::{Glimmer, GraphFaults, LogitsFor};
 pub use ops::Numerics;
+pub use sampling::{Sampler, SamplingParams};
 pub use weights::{Matrix, TensorName, Weights};
