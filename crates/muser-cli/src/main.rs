@@ -1,11 +1,15 @@
 //! The `muser` binary: argument parsing, logging of errors with their causes, exit codes.
 
+mod chat;
 mod device;
 mod inspect;
 mod logits;
+mod model_path;
+mod run;
 mod npy;
 mod synth;
 mod tensor;
+mod tokenize;
 
 use std::process::ExitCode;
 
@@ -20,6 +24,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Complete a prompt and stream the text (no --model: a synthetic demo model).
+    Run(Box<run::Args>),
+    /// Interactive chat through the model's chat template.
+    Chat(Box<chat::Args>),
+    /// Token ids of a text, comma-separated.
+    Tokenize(tokenize::Args),
     /// Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors, totals.
     Inspect(inspect::Args),
     /// Write one tensor, dequantized to f32, as a .npy file (numpy shape [ne1, ne0]).
@@ -33,6 +43,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => run::run(*args),
+        Command::Chat(args) => chat::run(*args),
+        Command::Tokenize(args) => tokenize::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Tensor(args) => tensor::run(args),
         Command::Synth(args) => synth::run(*args),

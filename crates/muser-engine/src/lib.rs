@@ -3,8 +3,10 @@
 
 pub mod attention;
 pub mod backend;
+pub mod channels;
 pub mod config;
 mod error;
+pub mod generate;
 pub mod kv;
 pub mod model;
 pub mod ops;
@@ -13,6 +15,7 @@ pub mod weights;
 
 pub use backend::{Backend, CpuRef};
 pub use config::GlimmerConfig;
+pub use generate::{GenStats, Generator, PREFILL_CHUNK};
 pub use error::{Error, Result};
 pub use kv::{KvCache, KvDtype, RingMeta};
 pub use model::{Glimmer, GraphFaults, LogitsFor};
