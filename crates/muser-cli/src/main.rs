@@ -1,5 +1,6 @@
 //! The `muser` binary: argument parsing, logging of errors with their causes, exit codes.
 
+mod bench;
 mod chat;
 mod device;
 mod inspect;
@@ -30,6 +31,8 @@ enum Command {
     Chat(Box<chat::Args>),
     /// Token ids of a text, comma-separated.
     Tokenize(tokenize::Args),
+    /// Throughput like llama-bench: pp512, tg128 (at depths), median of repetitions.
+    Bench(Box<bench::Args>),
     /// Describe a GGUF file: architecture, hyperparameters, tokenizer, tensors, totals.
     Inspect(inspect::Args),
     /// Write one tensor, dequantized to f32, as a .npy file (numpy shape [ne1, ne0]).
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(*args),
         Command::Chat(args) => chat::run(*args),
         Command::Tokenize(args) => tokenize::run(args),
+        Command::Bench(args) => bench::run(*args),
         Command::Inspect(args) => inspect::run(args),
         Command::Tensor(args) => tensor::run(args),
         Command::Synth(args) => synth::run(*args),
