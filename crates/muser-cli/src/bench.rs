@@ -16,13 +16,28 @@ pub struct Args {
     #[arg(long, short)]
     model: Option<PathBuf>,
     /// Prompt lengths to test (0 to skip).
-    #[arg(short = 'p', long = "n-prompt", value_delimiter = ',', default_value = "512")]
+    #[arg(
+        short = 'p',
+        long = "n-prompt",
+        value_delimiter = ',',
+        default_value = "512"
+    )]
     n_prompt: Vec<usize>,
     /// Generation lengths to test (0 to skip).
-    #[arg(short = 'n', long = "n-gen", value_delimiter = ',', default_value = "128")]
+    #[arg(
+        short = 'n',
+        long = "n-gen",
+        value_delimiter = ',',
+        default_value = "128"
+    )]
     n_gen: Vec<usize>,
     /// Context depths at which to run the generation tests.
-    #[arg(short = 'd', long = "depth", value_delimiter = ',', default_value = "0")]
+    #[arg(
+        short = 'd',
+        long = "depth",
+        value_delimiter = ',',
+        default_value = "0"
+    )]
     depth: Vec<usize>,
     /// Repetitions (after one warm-up run).
     #[arg(short = 'r', long, default_value_t = 5)]
@@ -96,7 +111,10 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         "| {:>14} | {:>12} | {:>10} | {:>10} | {:>9} |",
         "test", "t/s", "± sd", "GB/s", "of peak"
     );
-    println!("|{:-<16}|{:-<14}|{:-<12}|{:-<12}|{:-<11}|", "", "", "", "", "");
+    println!(
+        "|{:-<16}|{:-<14}|{:-<12}|{:-<12}|{:-<11}|",
+        "", "", "", "", ""
+    );
     for &n in args.n_prompt.iter().filter(|&&n| n > 0) {
         anyhow::ensure!(n <= max_ctx, "pp{n} exceeds the context of {max_ctx}");
         let mut rates = Vec::new();
@@ -112,11 +130,19 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
             }
         }
         let (med, sd) = median_and_spread(rates);
-        println!("| {:>14} | {med:>12.2} | {sd:>10.2} | {:>10} | {:>9} |", format!("pp{n}"), "", "");
+        println!(
+            "| {:>14} | {med:>12.2} | {sd:>10.2} | {:>10} | {:>9} |",
+            format!("pp{n}"),
+            "",
+            ""
+        );
     }
     for &depth in &args.depth {
         for &n in args.n_gen.iter().filter(|&&n| n > 0) {
-            anyhow::ensure!(depth + n <= max_ctx, "tg{n} @ d{depth} exceeds the context of {max_ctx}");
+            anyhow::ensure!(
+                depth + n <= max_ctx,
+                "tg{n} @ d{depth} exceeds the context of {max_ctx}"
+            );
             // Slack of n ring rows lets every repetition rewind to the depth exactly.
             let mut kv = model.new_cache(depth + n, n);
             let prefix = tokens(depth, n_vocab, 99);
@@ -125,7 +151,8 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
             }
             let mut rates = Vec::new();
             for rep in 0..=reps {
-                kv.truncate(depth).context("rewinding to the benchmark depth")?;
+                kv.truncate(depth)
+                    .context("rewinding to the benchmark depth")?;
                 let toks = tokens(n, n_vocab, 1000 + rep as u64);
                 let t0 = Instant::now();
                 for &t in &toks {

@@ -82,7 +82,10 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .map(|s| ChatMessage::new("system", s.clone()))
         .collect();
-    eprintln!("muser chat ({}): type a message; /reset clears, /exit or Ctrl-D quits.", model.backend().name());
+    eprintln!(
+        "muser chat ({}): type a message; /reset clears, /exit or Ctrl-D quits.",
+        model.backend().name()
+    );
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     loop {
@@ -106,7 +109,10 @@ pub fn run(args: Args) -> Result<()> {
         let prompt = template.render_messages(&messages, None, true)?;
         let ids = tok.encode(&prompt, false, true);
         if ids.len() + 1 >= g.kv.max_positions() {
-            eprintln!("(the conversation no longer fits in {} positions; /reset to start over)", g.kv.max_positions());
+            eprintln!(
+                "(the conversation no longer fits in {} positions; /reset to start over)",
+                g.kv.max_positions()
+            );
             messages.pop();
             continue;
         }
@@ -118,7 +124,14 @@ pub fn run(args: Args) -> Result<()> {
             g.reset();
             g.prefill(&ids)?;
         }
-        let (answer, reasoning) = reply(&mut g, &tok, &markers, args.n_predict, args.show_reasoning, &mut out)?;
+        let (answer, reasoning) = reply(
+            &mut g,
+            &tok,
+            &markers,
+            args.n_predict,
+            args.show_reasoning,
+            &mut out,
+        )?;
         writeln!(out)?;
         let mut m = ChatMessage::new("assistant", answer);
         m.reasoning_content = (!reasoning.is_empty()).then_some(reasoning);
@@ -142,20 +155,31 @@ fn reply(
     let mut show = |events: Vec<Event>, out: &mut dyn Write| -> Result<()> {
         for e in events {
             match e {
-                Event::Text { channel: Channel::Answer, text } => {
+                Event::Text {
+                    channel: Channel::Answer,
+                    text,
+                } => {
                     answer.push_str(&text);
                     write!(out, "{text}")?;
                 }
-                Event::Text { channel: Channel::Reasoning, text } => {
+                Event::Text {
+                    channel: Channel::Reasoning,
+                    text,
+                } => {
                     reasoning.push_str(&text);
                     if show_reasoning {
                         write!(out, "\x1b[2m{text}\x1b[0m")?;
                     }
                 }
-                Event::Text { channel: Channel::Tool(name), text } => {
+                Event::Text {
+                    channel: Channel::Tool(name),
+                    text,
+                } => {
                     write!(out, "\n[tool call → {name}] {text}")?;
                 }
-                Event::MessageEnd { channel: Channel::Reasoning } if show_reasoning => {
+                Event::MessageEnd {
+                    channel: Channel::Reasoning,
+                } if show_reasoning => {
                     writeln!(out)?;
                 }
                 Event::MessageEnd { .. } => {}

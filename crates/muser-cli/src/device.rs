@@ -39,7 +39,7 @@ impl std::str::FromStr for Device {
 pub fn backend(device: Device) -> Result<Box<dyn Backend>> {
     match device {
         Device::CpuRef => Ok(Box::new(CpuRef::default())),
-        Device::Cpu | Device::Auto => Ok(Box::new(CpuRef::default())),
+        Device::Cpu | Device::Auto => Ok(Box::new(muser_engine::Cpu::default())),
         Device::Cuda(n) => bail!(
             "--device cuda:{n}: this build of muser has no CUDA backend yet; use --device cpu"
         ),

@@ -15,7 +15,11 @@ const DEMO_FILE: &str = "muse-glimmer-synthetic-tiny-v1.gguf";
 /// Where the demo model is cached: `$MUSER_CACHE_DIR`, `$XDG_CACHE_HOME/muser`,
 /// `$HOME/.cache/muser`, else the system temp directory.
 pub fn cache_dir() -> PathBuf {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     env("MUSER_CACHE_DIR")
         .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("muser")))
         .or_else(|| env("HOME").map(|d| d.join(".cache").join("muser")))
@@ -43,7 +47,10 @@ pub fn resolve(model: Option<PathBuf>) -> Result<PathBuf> {
         let cfg = SynthConfig::preset(Preset::Tiny);
         muser_synth::write_model(&cfg, &path, &|_, _| {})
             .with_context(|| format!("generating the demo model {}", path.display()))?;
-        eprintln!("note: generated the demo model once ({} bytes)", std::fs::metadata(&path)?.len());
+        eprintln!(
+            "note: generated the demo model once ({} bytes)",
+            std::fs::metadata(&path)?.len()
+        );
     }
     Ok(path)
 }

@@ -25,7 +25,11 @@ pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
     let file = GgufFile::open(&path).with_context(|| format!("opening {}", path.display()))?;
     let tok = Tokenizer::from_gguf(file.header())?;
-    let ids = tok.encode(&args.text, tok.add_bos_default() && !args.no_bos, args.special);
+    let ids = tok.encode(
+        &args.text,
+        tok.add_bos_default() && !args.no_bos,
+        args.special,
+    );
     let line: Vec<String> = ids.iter().map(u32::to_string).collect();
     println!("{}", line.join(","));
     Ok(())

@@ -90,3 +90,48 @@ impl Backend for CpuRef {
         Ok(())
     }
 }
+
+/// The fast CPU path: ggml's activation rounding (Q8_K for k-quants, Q8_0/Q8_1 for the legacy
+/// formats, f16/bf16 for float weights), integer dot products with AVX2 when the CPU has it,
+/// rows spread over the rayon pool; f16 KV cache. Each output is one dot product in a fixed
+/// order, so a row's result does not depend on the batch it is computed in.
+pub struct Cpu {
+    pub isa: muser_quant::Isa,
+    pub kv: KvDtype,
+}
+
+impl Default for Cpu {
+    fn default() -> Self {
+        Cpu {
+            isa: muser_quant::Isa::detect(),
+            kv: KvDtype::F16,
+        }
+    }
+}
+
+impl Backend for Cpu {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn numerics(&self) -> Numerics {
+        Numerics::Ggml
+    }
+
+    fn kv_dtype(&self) -> KvDtype {
+        self.kv
+    }
+
+    fn matmul(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x: &[f32],
+        n_tokens: usize,
+        out: &mut [f32],
+    ) -> Result<()> {
+        let k = muser_quant::Kernels::new(m.ty, self.isa)?;
+        muser_quant::matmul_with(&k, weights.bytes(m), m.n_in, m.n_out, x, n_tokens, out)?;
+        Ok(())
+    }
+}

@@ -70,7 +70,9 @@ impl<'m> Generator<'m> {
     pub fn next_token(&mut self) -> Result<u32> {
         let t0 = Instant::now();
         let token = self.sampler.sample(&self.logits)?;
-        self.logits = self.model.forward(&mut self.kv, &[token], LogitsFor::Last)?;
+        self.logits = self
+            .model
+            .forward(&mut self.kv, &[token], LogitsFor::Last)?;
         self.tokens.push(token);
         self.stats.generated_tokens += 1;
         self.stats.generation_time += t0.elapsed();

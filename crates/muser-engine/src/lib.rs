@@ -13,10 +13,10 @@ pub mod ops;
 pub mod sampling;
 pub mod weights;
 
-pub use backend::{Backend, CpuRef};
+pub use backend::{Backend, Cpu, CpuRef};
 pub use config::GlimmerConfig;
-pub use generate::{GenStats, Generator, PREFILL_CHUNK};
 pub use error::{Error, Result};
+pub use generate::{GenStats, Generator, PREFILL_CHUNK};
 pub use kv::{KvCache, KvDtype, RingMeta};
 pub use model::{Glimmer, GraphFaults, LogitsFor};
 pub use ops::Numerics;

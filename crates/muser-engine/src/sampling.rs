@@ -217,7 +217,10 @@ pub fn argmax(v: &[f32]) -> usize {
 
 fn softmax(cand: &[(u32, f32)], temperature: f32) -> Vec<f64> {
     let t = f64::from(temperature);
-    let max = cand.iter().map(|c| f64::from(c.1)).fold(f64::NEG_INFINITY, f64::max);
+    let max = cand
+        .iter()
+        .map(|c| f64::from(c.1))
+        .fold(f64::NEG_INFINITY, f64::max);
     let e: Vec<f64> = cand
         .iter()
         .map(|c| ((f64::from(c.1) - max) / t).exp())
@@ -290,7 +293,11 @@ mod tests {
         })
         .unwrap();
         s.sample(&l).unwrap();
-        assert_eq!(s.distribution().len(), 2, "only logits within ln(1/0.9) of the best");
+        assert_eq!(
+            s.distribution().len(),
+            2,
+            "only logits within ln(1/0.9) of the best"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use muser_engine::{CpuRef, Error, Glimmer, GlimmerConfig, LogitsFor};
+use muser_engine::{Backend, Cpu, CpuRef, Error, Glimmer, GlimmerConfig, LogitsFor};
 use muser_gguf::{GgmlType, GgufBuilder, GgufFile, Value};
 use muser_synth::{PatternEncoding, Preset, SynthConfig, TypePlan};
 
@@ -163,7 +163,18 @@ fn oracle_prefill_equals_token_by_token_decode() {
     let mut c = small();
     c.types = TypePlan::uniform(GgmlType::Q8_0);
     let p = write(&c, "prefill.gguf");
-    let m = Glimmer::open(&p, Box::new(CpuRef::default())).unwrap();
+    prefill_equals_decode(&p, Box::new(CpuRef::default()));
+}
+
+/// The fast path is batch-invariant too: a row's logits do not depend on the batch.
+#[test]
+fn cpu_prefill_equals_token_by_token_decode() {
+    let p = write(&small(), "prefill_cpu.gguf");
+    prefill_equals_decode(&p, Box::new(Cpu::default()));
+}
+
+fn prefill_equals_decode(p: &Path, backend: Box<dyn Backend>) {
+    let m = Glimmer::open(p, backend).unwrap();
     let tokens: Vec<u32> = (0..12).map(|i| (i * 37 + 5) % 2348).collect();
     let mut kv = m.new_cache(64, 0);
     let all = m.forward(&mut kv, &tokens, LogitsFor::All).unwrap();

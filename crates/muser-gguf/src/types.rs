@@ -57,7 +57,7 @@ const TABLE: &[(GgmlType, u32, &str, usize, usize)] = &[
     (GgmlType::Q5_0, 6, "Q5_0", 32, 22),
     (GgmlType::Q5_1, 7, "Q5_1", 32, 24),
     (GgmlType::Q8_0, 8, "Q8_0", 32, 34),
-    (GgmlType::Q8_1, 9, "Q8_1", 32, 40),
+    (GgmlType::Q8_1, 9, "Q8_1", 32, 36),
     (GgmlType::Q2_K, 10, "Q2_K", QK_K, 84),
     (GgmlType::Q3_K, 11, "Q3_K", QK_K, 110),
     (GgmlType::Q4_K, 12, "Q4_K", QK_K, 144),

@@ -122,6 +122,14 @@ block!(
 });
 
 block!(
+    /// Q8_1: `x = d * q`, plus `s = d * sum(q)` (both f16); the activation type of Q4_1/Q5_1.
+    BlockQ81, Q8_1, QK32, 36, {
+    d: [u8; 2],
+    s: [u8; 2],
+    qs: [i8; QK32],
+});
+
+block!(
     /// Q2_K: 16 sub-blocks of 16, 4-bit scales and mins, `x = d*sc*q - dmin*m`.
     BlockQ2K, Q2_K, QK_K, 84, {
     /// Low nibble: scale, high nibble: min.
@@ -218,8 +226,8 @@ macro_rules! f16_scale {
     )*};
 }
 f16_scale!(
-    BlockQ40, BlockQ41, BlockQ50, BlockQ51, BlockQ80, BlockQ2K, BlockQ3K, BlockQ4K, BlockQ5K,
-    BlockQ6K, BlockIQ4NL, BlockIQ4XS
+    BlockQ40, BlockQ41, BlockQ50, BlockQ51, BlockQ80, BlockQ81, BlockQ2K, BlockQ3K, BlockQ4K,
+    BlockQ5K, BlockQ6K, BlockIQ4NL, BlockIQ4XS
 );
 
 #[cfg(test)]
@@ -238,6 +246,9 @@ mod tests {
         check::<BlockQ50>();
         check::<BlockQ51>();
         check::<BlockQ80>();
+        // Not BlockQ81: muser-gguf's table still lists Q8_1 at 40 bytes (ggml's pre-2024
+        // f32 `d`/`s` layout); ggml's block_q8_1 is 36 bytes (f16 `d`, `s`).
+        assert_eq!(size_of::<BlockQ81>(), 36);
         check::<BlockQ2K>();
         check::<BlockQ3K>();
         check::<BlockQ4K>();

@@ -39,6 +39,10 @@ pub enum Error {
         actual: usize,
     },
 
+    /// A kernel set was requested for an instruction set this CPU does not support.
+    #[error("instruction set {isa} is not available on this CPU")]
+    IsaUnavailable { isa: &'static str },
+
     /// A tensor's data does not match its type and shape.
     #[error("tensor \"{tensor}\": type {ty} with dims {dims:?} needs {} bytes, got {actual}",
         .expected.map_or_else(|| "a whole number of blocks (or fewer elements)".to_string(), |e| e.to_string()))]

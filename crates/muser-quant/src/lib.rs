@@ -5,6 +5,9 @@
 //! * `*_ref` functions per format (named after ggml's), and a type-dispatched API:
 //!   [`dequantize_row`], [`quantize_row`], [`dequantize_tensor`].
 //!
+//! * CPU matmul: [`matmul`] / [`matmul_with`] quantize activations to the weight type's
+//!   [`vec_dot_type`] ([`q8`]) and run ggml's dot products ([`vecdot`], scalar and AVX2).
+//!
 //! Every function validates lengths and returns [`Error`] instead of panicking.
 
 pub mod api;
@@ -15,7 +18,10 @@ pub mod iq4;
 pub mod kquant_quantize;
 pub mod kquants;
 pub mod legacy;
+pub mod matmul;
+pub mod q8;
 mod qkx2_lanes;
+pub mod vecdot;
 
 pub use api::{
     can_dequantize, can_quantize, dequantize_row, dequantize_tensor, quantize_row,
@@ -24,7 +30,7 @@ pub use api::{
 pub use blocks::{
     blocks_as_bytes, cast_blocks, cast_blocks_mut, Block, BlockIQ4NL, BlockIQ4XS, BlockQ2K,
     BlockQ3K, BlockQ40, BlockQ41, BlockQ4K, BlockQ50, BlockQ51, BlockQ5K, BlockQ6K, BlockQ80,
-    BlockQ8K, QK32,
+    BlockQ81, BlockQ8K, QK32,
 };
 pub use error::{Error, Result};
 pub use float::{
@@ -46,4 +52,10 @@ pub use legacy::{
     dequantize_row_q80_ref, quantize_row_q40_ref, quantize_row_q41_ref, quantize_row_q50_ref,
     quantize_row_q51_ref, quantize_row_q80_ref,
 };
+pub use matmul::{matmul, matmul_with};
 pub use muser_gguf::{GgmlType, QK_K};
+pub use q8::{
+    activation_row_size, quantize_activation, quantize_row_q80_cpu, quantize_row_q81_cpu,
+    quantize_row_q81_ref, vec_dot_type, MATMUL_TYPES,
+};
+pub use vecdot::{Isa, Kernels};
