@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<()> {
 
 fn bench(args: &Args, threads: usize) -> Result<()> {
     let path = crate::model_path::resolve(args.model.clone())?;
-    let model = Glimmer::open(&path, backend(args.device)?)
+    let model = Glimmer::open(&path, backend(args.device, Some(threads))?)
         .with_context(|| format!("loading {}", path.display()))?;
     let n_vocab = model.cfg.n_vocab;
     let size = model.weights.file().file_len();

@@ -60,7 +60,7 @@ impl Markers {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    let model = Glimmer::open(&path, backend(args.device)?)
+    let model = Glimmer::open(&path, backend(args.device, None)?)
         .with_context(|| format!("loading {}", path.display()))?;
     let header = model.weights.file().header();
     let tok = Tokenizer::from_gguf(header)?;

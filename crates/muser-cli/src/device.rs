@@ -35,11 +35,11 @@ impl std::str::FromStr for Device {
     }
 }
 
-/// The backend for a device choice.
-pub fn backend(device: Device) -> Result<Box<dyn Backend>> {
+/// The backend for a device choice; `threads` sizes the CPU decode team (default: all cores).
+pub fn backend(device: Device, threads: Option<usize>) -> Result<Box<dyn Backend>> {
     match device {
         Device::CpuRef => Ok(Box::new(CpuRef::default())),
-        Device::Cpu | Device::Auto => Ok(Box::new(muser_engine::Cpu::default())),
+        Device::Cpu | Device::Auto => Ok(Box::new(muser_engine::Cpu::new(threads)?)),
         Device::Cuda(n) => bail!(
             "--device cuda:{n}: this build of muser has no CUDA backend yet; use --device cpu"
         ),

@@ -26,7 +26,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let model = Glimmer::open(&args.model, backend(args.device)?)
+    let model = Glimmer::open(&args.model, backend(args.device, None)?)
         .with_context(|| format!("loading {}", args.model.display()))?;
     let mut kv = model.new_cache(args.tokens.len(), 0);
     let want = if args.all_positions {

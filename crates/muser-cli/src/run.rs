@@ -79,7 +79,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    let model = Glimmer::open(&path, backend(args.device)?)
+    let model = Glimmer::open(&path, backend(args.device, None)?)
         .with_context(|| format!("loading {}", path.display()))?;
     let tok = Tokenizer::from_gguf(model.weights.file().header())
         .with_context(|| format!("reading the tokenizer of {}", path.display()))?;

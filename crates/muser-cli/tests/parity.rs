@@ -222,7 +222,13 @@ fn cpu_is_at_least_as_close_to_llama_cpp_as_cpu_ref() {
             none.clone(),
             &case.tokens,
         );
-        let fast = run(&path, Box::new(Cpu::default()), |_| {}, none, &case.tokens);
+        let fast = run(
+            &path,
+            Box::new(Cpu::new(None).unwrap()),
+            |_| {},
+            none,
+            &case.tokens,
+        );
         let (me, mf) = (
             compare(&case.logits, &exact, case.n_vocab),
             compare(&case.logits, &fast, case.n_vocab),

@@ -25,6 +25,27 @@ pub trait Backend: Send + Sync {
         n_tokens: usize,
         out: &mut [f32],
     ) -> Result<()>;
+
+    /// Runs `f(i)` for every `i < n` in parallel (small per-head work such as attention).
+    fn for_each(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        (0..n).into_par_iter().for_each(f);
+    }
+
+    /// Several products over the same input (`outs[i]: [n_tokens, mats[i].n_out]`). Backends
+    /// may run them as one dispatch; the results must equal separate [`Backend::matmul`]s.
+    fn matmul_many(
+        &self,
+        weights: &Weights,
+        mats: &[&Matrix],
+        x: &[f32],
+        n_tokens: usize,
+        outs: &mut [&mut [f32]],
+    ) -> Result<()> {
+        for (m, out) in mats.iter().zip(outs.iter_mut()) {
+            self.matmul(weights, m, x, n_tokens, out)?;
+        }
+        Ok(())
+    }
 }
 
 /// The oracle: each weight row dequantized with the `_ref` dequantizers, dot products
@@ -95,17 +116,36 @@ impl Backend for CpuRef {
 /// formats, f16/bf16 for float weights), integer dot products with AVX2 when the CPU has it,
 /// rows spread over the rayon pool; f16 KV cache. Each output is one dot product in a fixed
 /// order, so a row's result does not depend on the batch it is computed in.
+///
+/// Decode steps (one token) run on a team of spinning threads: a step issues ~4 parallel
+/// dispatches per layer, and waking sleeping workers for each costs more than the short ones
+/// take (measured on the 2-core dev VM, 1 GB model: 36 → see bench/runs). Prefill uses rayon.
 pub struct Cpu {
     pub isa: muser_quant::Isa,
     pub kv: KvDtype,
+    team: muser_quant::SpinPool,
 }
 
-impl Default for Cpu {
-    fn default() -> Self {
-        Cpu {
+impl Cpu {
+    /// `threads`: team size for decode (default: the available cores).
+    pub fn new(threads: Option<usize>) -> Result<Cpu> {
+        let n = threads
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1)
+            .max(1);
+        let team = muser_quant::SpinPool::new(n)
+            .map_err(|e| crate::Error::Invalid(format!("cannot start {n} CPU threads: {e}")))?;
+        Ok(Cpu {
             isa: muser_quant::Isa::detect(),
             kv: KvDtype::F16,
-        }
+            team,
+        })
+    }
+
+    /// Forces an instruction set (e.g. `Isa::Scalar` to test the portable kernels).
+    pub fn with_isa(mut self, isa: muser_quant::Isa) -> Cpu {
+        self.isa = isa;
+        self
     }
 }
 
@@ -130,8 +170,49 @@ impl Backend for Cpu {
         n_tokens: usize,
         out: &mut [f32],
     ) -> Result<()> {
+        if n_tokens == 1 {
+            return self.matmul_many(weights, &[m], x, 1, &mut [out]);
+        }
         let k = muser_quant::Kernels::new(m.ty, self.isa)?;
         muser_quant::matmul_with(&k, weights.bytes(m), m.n_in, m.n_out, x, n_tokens, out)?;
+        Ok(())
+    }
+
+    fn for_each(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        self.team.for_each(n, f);
+    }
+
+    /// Decode steps run all the products in one parallel region (one activation quantization
+    /// per rounding type, one synchronisation); prefill runs them one by one.
+    fn matmul_many(
+        &self,
+        weights: &Weights,
+        mats: &[&Matrix],
+        x: &[f32],
+        n_tokens: usize,
+        outs: &mut [&mut [f32]],
+    ) -> Result<()> {
+        if n_tokens != 1 {
+            for (m, out) in mats.iter().zip(outs.iter_mut()) {
+                self.matmul(weights, m, x, n_tokens, out)?;
+            }
+            return Ok(());
+        }
+        let kernels = mats
+            .iter()
+            .map(|m| muser_quant::Kernels::new(m.ty, self.isa))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut jobs: Vec<muser_quant::MatvecJob<'_>> = mats
+            .iter()
+            .zip(&kernels)
+            .zip(outs.iter_mut())
+            .map(|((m, k), out)| muser_quant::MatvecJob {
+                kernels: k,
+                w: weights.bytes(m),
+                out,
+            })
+            .collect();
+        muser_quant::matmul_multi_on(&self.team, &mut jobs, x)?;
         Ok(())
     }
 }

@@ -174,10 +174,13 @@ impl Glimmer {
         let mut k = vec![0f32; n * kvd];
         let mut v = vec![0f32; n * kvd];
         let mut gate = vec![0f32; n * qd];
-        b.matmul(&self.weights, &w.attn_q, &h, n, &mut q)?;
-        b.matmul(&self.weights, &w.attn_k, &h, n, &mut k)?;
-        b.matmul(&self.weights, &w.attn_v, &h, n, &mut v)?;
-        b.matmul(&self.weights, &w.attn_gate, &h, n, &mut gate)?;
+        b.matmul_many(
+            &self.weights,
+            &[&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate],
+            &h,
+            n,
+            &mut [&mut q, &mut k, &mut v, &mut gate],
+        )?;
 
         // Per-head QK-norm, then RoPE on sliding layers only (full layers are NoPE).
         for (t, (qt, kt)) in q.chunks_mut(qd).zip(k.chunks_mut(kvd)).enumerate() {
@@ -214,6 +217,7 @@ impl Glimmer {
                 &v[t * kvd..(t + 1) * kvd],
             )?;
             attend(
+                b,
                 num,
                 shape,
                 kv,
@@ -256,11 +260,26 @@ impl Glimmer {
         }
         let mut g = vec![0f32; n * ff];
         let mut u = vec![0f32; n * ff];
-        b.matmul(&self.weights, &w.ffn_gate, &h, n, &mut g)?;
-        b.matmul(&self.weights, &w.ffn_up, &h, n, &mut u)?;
-        for (gi, ui) in g.iter_mut().zip(&u) {
-            *gi = ops::swiglu(num, *gi, *ui);
-        }
+        b.matmul_many(
+            &self.weights,
+            &[&w.ffn_gate, &w.ffn_up],
+            &h,
+            n,
+            &mut [&mut g, &mut u],
+        )?;
+        // Element-wise, but n_ff wide with an exp each: spread over the backend's threads.
+        const CHUNK: usize = 2048;
+        let n_chunks = g.len().div_ceil(CHUNK);
+        let parts: Vec<std::sync::Mutex<&mut [f32]>> =
+            g.chunks_mut(CHUNK).map(std::sync::Mutex::new).collect();
+        b.for_each(n_chunks, &|c| {
+            let mut gc = parts[c].lock().unwrap_or_else(|e| e.into_inner());
+            let uc = &u[c * CHUNK..];
+            for (gi, ui) in gc.iter_mut().zip(uc) {
+                *gi = ops::swiglu(num, *gi, *ui);
+            }
+        });
+        drop(parts);
         let mut f = vec![0f32; n * e];
         b.matmul(&self.weights, &w.ffn_down, &g, n, &mut f)?;
         for (xr, fr) in x.chunks_mut(e).zip(f.chunks_mut(e)) {

@@ -170,7 +170,7 @@ fn oracle_prefill_equals_token_by_token_decode() {
 #[test]
 fn cpu_prefill_equals_token_by_token_decode() {
     let p = write(&small(), "prefill_cpu.gguf");
-    prefill_equals_decode(&p, Box::new(Cpu::default()));
+    prefill_equals_decode(&p, Box::new(Cpu::new(None).unwrap()));
 }
 
 fn prefill_equals_decode(p: &Path, backend: Box<dyn Backend>) {

@@ -1,6 +1,7 @@
-//! Matvec benchmark (n_tokens = 1) of a 4096 × 4096 weight per type, 1 and 2 threads, scalar
-//! and SIMD kernels; prints the best-of-N time and GB/s of weight bytes read. Run in release:
-//! `cargo run -p muser-quant --release --example matmul_bench`.
+//! Matvec benchmark (n_tokens = 1) of a 4096 × 4096 weight per type (or `N_IN N_OUT` from the
+//! command line, e.g. `8192 32768` for a matrix far larger than the caches), 1 and 2 threads,
+//! scalar and SIMD kernels; prints the best-of-N time and GB/s of weight bytes read. Run in
+//! release: `cargo run -p muser-quant --release --example matmul_bench [-- N_IN N_OUT]`.
 
 #[path = "../tests/matmul_util/mod.rs"]
 mod matmul_util;
@@ -11,7 +12,13 @@ use matmul_util::{random_activations, random_weights, Rng};
 use muser_quant::{matmul_with, GgmlType, Isa, Kernels};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (n_in, n_out) = (4096, 4096);
+    let arg = |i: usize, default: usize| {
+        std::env::args()
+            .nth(i)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(default)
+    };
+    let (n_in, n_out) = (arg(1, 4096), arg(2, 4096));
     let simd = Isa::detect();
     println!("matvec {n_out}x{n_in}, SIMD = {}", simd.name());
     println!("type  kernels  threads   ms/call   GB/s (weights)");

@@ -21,6 +21,7 @@ pub mod legacy;
 pub mod matmul;
 pub mod q8;
 mod qkx2_lanes;
+pub mod spin_pool;
 pub mod vecdot;
 
 pub use api::{
@@ -52,10 +53,11 @@ pub use legacy::{
     dequantize_row_q80_ref, quantize_row_q40_ref, quantize_row_q41_ref, quantize_row_q50_ref,
     quantize_row_q51_ref, quantize_row_q80_ref,
 };
-pub use matmul::{matmul, matmul_with};
+pub use matmul::{matmul, matmul_multi, matmul_multi_on, matmul_with, MatvecJob};
 pub use muser_gguf::{GgmlType, QK_K};
 pub use q8::{
     activation_row_size, quantize_activation, quantize_row_q80_cpu, quantize_row_q81_cpu,
     quantize_row_q81_ref, vec_dot_type, MATMUL_TYPES,
 };
+pub use spin_pool::SpinPool;
 pub use vecdot::{Isa, Kernels};

@@ -427,3 +427,54 @@ fn scalar_kernels_match_ggml_generic_literally() {
         );
     }
 }
+
+/// The fused multi-matrix path gives exactly `matmul`'s bits for every job, including jobs
+/// whose weight types need different activation rounding.
+#[test]
+fn matmul_multi_equals_separate_matmuls() {
+    let n_in = 768;
+    let specs = [
+        (GgmlType::Q4_K, 300),
+        (GgmlType::Q6_K, 17),
+        (GgmlType::Q8_0, 40),
+        (GgmlType::F16, 5),
+    ];
+    let mut rng = Rng::new(0x6d75);
+    let x = random_activations(n_in, &mut rng);
+    let ws: Vec<Vec<u8>> = specs
+        .iter()
+        .map(|&(ty, n_out)| random_weights(ty, n_in, n_out, &mut rng))
+        .collect();
+    let kernels: Vec<muser_quant::Kernels> = specs
+        .iter()
+        .map(|&(ty, _)| muser_quant::Kernels::detect(ty).unwrap())
+        .collect();
+    let mut outs: Vec<Vec<f32>> = specs.iter().map(|&(_, n)| vec![f32::NAN; n]).collect();
+    {
+        let mut jobs: Vec<muser_quant::MatvecJob<'_>> = kernels
+            .iter()
+            .zip(&ws)
+            .zip(outs.iter_mut())
+            .map(|((k, w), out)| muser_quant::MatvecJob { kernels: k, w, out })
+            .collect();
+        muser_quant::matmul_multi(&mut jobs, &x).unwrap();
+    }
+    for (((ty, n_out), w), got) in specs.iter().zip(&ws).zip(&outs) {
+        let mut want = vec![0.0; *n_out];
+        matmul(*ty, w, n_in, *n_out, &x, 1, &mut want).unwrap();
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{ty}"
+        );
+    }
+    // A short weight buffer is an error, not a panic.
+    let mut out = vec![0.0; 300];
+    let mut jobs = vec![muser_quant::MatvecJob {
+        kernels: &kernels[0],
+        w: &ws[0][..100],
+        out: &mut out,
+    }];
+    assert!(muser_quant::matmul_multi(&mut jobs, &x).is_err());
+}

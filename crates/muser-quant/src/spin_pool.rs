@@ -1,0 +1,223 @@
+//! A small persistent thread team whose workers spin between jobs, for decode-time matrix
+//! products: a decode step issues ~100 short parallel dispatches, and waking a sleeping worker
+//! (futex) costs more than many of those dispatches take. Workers busy-wait for the next job
+//! (as ggml's thread pool does) and park only after `SPIN_FOR` of idleness.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Idle time after which a worker parks instead of spinning (costs a futex wake later).
+const SPIN_FOR: Duration = Duration::from_millis(2);
+
+/// A job: called as `f(part, n_parts)` on every member of the team.
+type Job = dyn Fn(usize, usize) + Sync;
+
+struct Shared {
+    generation: AtomicU64,
+    pending: AtomicUsize,
+    /// The current job, valid while `pending > 0` (see `run`).
+    job: Mutex<Option<&'static Job>>,
+    panicked: AtomicBool,
+    shutdown: AtomicBool,
+    sleeping: AtomicUsize,
+    park: Mutex<()>,
+    wake: Condvar,
+}
+
+/// A team of `n` members: the calling thread plus `n - 1` spinning workers.
+pub struct SpinPool {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    /// Serialises `run` calls from different threads.
+    dispatch: Mutex<()>,
+}
+
+impl SpinPool {
+    /// A team of `n` (at least 1) members.
+    pub fn new(n: usize) -> std::io::Result<SpinPool> {
+        let shared = Arc::new(Shared {
+            generation: AtomicU64::new(0),
+            pending: AtomicUsize::new(0),
+            job: Mutex::new(None),
+            panicked: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
+            sleeping: AtomicUsize::new(0),
+            park: Mutex::new(()),
+            wake: Condvar::new(),
+        });
+        let mut pool = SpinPool {
+            shared: Arc::clone(&shared),
+            workers: Vec::new(),
+            dispatch: Mutex::new(()),
+        };
+        for part in 1..n.max(1) {
+            let s = Arc::clone(&shared);
+            // On error, dropping `pool` stops the workers already started.
+            pool.workers.push(
+                std::thread::Builder::new()
+                    .name(format!("muser-spin-{part}"))
+                    .spawn(move || worker(&s, part, n))?,
+            );
+        }
+        Ok(pool)
+    }
+
+    /// Runs `f(i)` for every `i < n_items`, the items split into contiguous shares.
+    pub fn for_each(&self, n_items: usize, f: &(dyn Fn(usize) + Sync)) {
+        self.run(&|part, n| {
+            for i in n_items * part / n..n_items * (part + 1) / n {
+                f(i);
+            }
+        });
+    }
+
+    /// Members of the team.
+    pub fn size(&self) -> usize {
+        self.workers.len() + 1
+    }
+
+    /// Runs `f(part, n)` for every `part < n` (part 0 on the calling thread) and returns when
+    /// all have finished. A panic in any part is re-raised here.
+    pub fn run<'a>(&self, f: &'a (dyn Fn(usize, usize) + Sync + 'a)) {
+        let n = self.size();
+        if n == 1 {
+            f(0, 1);
+            return;
+        }
+        let _one_at_a_time = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
+        let s = &self.shared;
+        // SAFETY: the reference is only used by workers between the `generation` bump below
+        // and their `pending` decrement; this function does not return (nor unwind: part 0
+        // runs under catch_unwind) before `pending` is back to zero, and clears the slot
+        // before returning, so `f` outlives every use.
+        let job: &'static Job = unsafe {
+            std::mem::transmute::<&'a (dyn Fn(usize, usize) + Sync + 'a), &'static Job>(f)
+        };
+        *s.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
+        s.pending.store(n - 1, SeqCst);
+        s.generation.fetch_add(1, SeqCst);
+        if s.sleeping.load(SeqCst) > 0 {
+            let _g = s.park.lock().unwrap_or_else(|e| e.into_inner());
+            s.wake.notify_all();
+        }
+        let mine = catch_unwind(AssertUnwindSafe(|| f(0, n)));
+        while s.pending.load(SeqCst) != 0 {
+            std::hint::spin_loop();
+        }
+        *s.job.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if let Err(p) = mine {
+            std::panic::resume_unwind(p);
+        }
+        if s.panicked.swap(false, SeqCst) {
+            panic!("a spin-pool worker panicked");
+        }
+    }
+}
+
+fn worker(s: &Shared, part: usize, n: usize) {
+    let mut seen = 0u64;
+    loop {
+        let idle_since = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if s.shutdown.load(SeqCst) {
+                return;
+            }
+            let g = s.generation.load(SeqCst);
+            if g != seen {
+                seen = g;
+                break;
+            }
+            spins = spins.wrapping_add(1);
+            if spins % 1024 == 0 && idle_since.elapsed() > SPIN_FOR {
+                let mut guard = s.park.lock().unwrap_or_else(|e| e.into_inner());
+                s.sleeping.fetch_add(1, SeqCst);
+                while s.generation.load(SeqCst) == seen && !s.shutdown.load(SeqCst) {
+                    guard = s
+                        .wake
+                        .wait_timeout(guard, Duration::from_millis(100))
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+                s.sleeping.fetch_sub(1, SeqCst);
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        let job = *s.job.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(job) = job {
+            if catch_unwind(AssertUnwindSafe(|| job(part, n))).is_err() {
+                s.panicked.store(true, SeqCst);
+            }
+        }
+        s.pending.fetch_sub(1, SeqCst);
+    }
+}
+
+impl Drop for SpinPool {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, SeqCst);
+        {
+            let _g = self.shared.park.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.wake.notify_all();
+        }
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_part_runs_once_per_job() {
+        // Never more members than cores in real use: spinning on an oversubscribed machine
+        // only burns time. Two members keep this test fast on CI's two cores.
+        let pool = SpinPool::new(2).unwrap();
+        let hits: Vec<AtomicUsize> = (0..2).map(|_| AtomicUsize::new(0)).collect();
+        for _ in 0..1000 {
+            pool.run(&|part, n| {
+                assert_eq!(n, 2);
+                hits[part].fetch_add(1, SeqCst);
+            });
+        }
+        assert!(hits.iter().all(|h| h.load(SeqCst) == 1000));
+        // After parking, jobs still run.
+        std::thread::sleep(SPIN_FOR * 3);
+        pool.run(&|part, _| {
+            hits[part].fetch_add(1, SeqCst);
+        });
+        assert!(hits.iter().all(|h| h.load(SeqCst) == 1001));
+        let three = SpinPool::new(3).unwrap();
+        let count = AtomicUsize::new(0);
+        three.run(&|_, _| {
+            count.fetch_add(1, SeqCst);
+        });
+        assert_eq!(count.load(SeqCst), 3);
+    }
+
+    #[test]
+    fn panics_propagate_and_the_pool_survives() {
+        let pool = SpinPool::new(2).unwrap();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool.run(&|part, _| {
+                if part == 1 {
+                    panic!("boom");
+                }
+            })
+        }));
+        assert!(r.is_err());
+        let count = AtomicUsize::new(0);
+        pool.run(&|_, _| {
+            count.fetch_add(1, SeqCst);
+        });
+        assert_eq!(count.load(SeqCst), 2);
+        let single = SpinPool::new(1).unwrap();
+        single.run(&|p, n| assert_eq!((p, n), (0, 1)));
+    }
+}
