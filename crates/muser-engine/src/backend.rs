@@ -41,11 +41,23 @@ pub trait Backend: Send + Sync {
         n_tokens: usize,
         outs: &mut [&mut [f32]],
     ) -> Result<()> {
-        for (m, out) in mats.iter().zip(outs.iter_mut()) {
-            self.matmul(weights, m, x, n_tokens, out)?;
-        }
-        Ok(())
+        one_by_one(self, weights, mats, x, n_tokens, outs)
     }
+}
+
+/// `matmul_many` as separate `matmul`s.
+fn one_by_one<B: Backend + ?Sized>(
+    b: &B,
+    weights: &Weights,
+    mats: &[&Matrix],
+    x: &[f32],
+    n_tokens: usize,
+    outs: &mut [&mut [f32]],
+) -> Result<()> {
+    for (m, out) in mats.iter().zip(outs.iter_mut()) {
+        b.matmul(weights, m, x, n_tokens, out)?;
+    }
+    Ok(())
 }
 
 /// The oracle: each weight row dequantized with the `_ref` dequantizers, dot products
@@ -193,10 +205,7 @@ impl Backend for Cpu {
         outs: &mut [&mut [f32]],
     ) -> Result<()> {
         if n_tokens != 1 {
-            for (m, out) in mats.iter().zip(outs.iter_mut()) {
-                self.matmul(weights, m, x, n_tokens, out)?;
-            }
-            return Ok(());
+            return one_by_one(self, weights, mats, x, n_tokens, outs);
         }
         let kernels = mats
             .iter()

@@ -47,8 +47,9 @@ pub fn dequantize_row_q2k_ref(blocks: &[BlockQ2K], out: &mut [f32]) -> Result<()
     Ok(())
 }
 
-/// Unpacks Q3_K's 16 6-bit scales (still offset by 32).
-fn q3k_scales(packed: &[u8; 12]) -> [i8; 16] {
+/// Unpacks Q3_K's 16 6-bit scales, still offset by 32 (ggml's `auxs` shuffle).
+#[inline]
+pub(crate) fn q3k_scales(packed: &[u8; 12]) -> [i8; 16] {
     const KMASK1: u32 = 0x0303_0303;
     const KMASK2: u32 = 0x0f0f_0f0f;
     let word =

@@ -33,28 +33,7 @@ pub(crate) fn scales_mins_k4(packed: &[u8; 12]) -> ([u8; 8], [u8; 8]) {
     (sc, m)
 }
 
-/// Unpacks Q3_K's 16 6-bit scales, still offset by 32 (ggml's `auxs` shuffle).
-#[inline]
-pub(crate) fn q3k_scales(packed: &[u8; 12]) -> [i8; 16] {
-    const KMASK1: u32 = 0x0303_0303;
-    const KMASK2: u32 = 0x0f0f_0f0f;
-    let word =
-        |i: usize| u32::from_le_bytes([packed[i], packed[i + 1], packed[i + 2], packed[i + 3]]);
-    let (a0, a1, tmp) = (word(0), word(4), word(8));
-    let aux = [
-        (a0 & KMASK2) | ((tmp & KMASK1) << 4),
-        (a1 & KMASK2) | (((tmp >> 2) & KMASK1) << 4),
-        ((a0 >> 4) & KMASK2) | (((tmp >> 4) & KMASK1) << 4),
-        ((a1 >> 4) & KMASK2) | (((tmp >> 6) & KMASK1) << 4),
-    ];
-    let mut out = [0i8; 16];
-    for (i, w) in aux.iter().enumerate() {
-        for (k, byte) in w.to_le_bytes().into_iter().enumerate() {
-            out[4 * i + k] = byte as i8;
-        }
-    }
-    out
-}
+pub(crate) use crate::kquants::q3k_scales;
 
 /// ggml's lane accumulation: `aux32[l % 8] += scale(group) * q8[l] * a[l]` over a super-block,
 /// with `GROUP` elements sharing one scale.
