@@ -1,6 +1,6 @@
 //! `--device cpu|cpu-ref|cuda[:N]|auto`: parsed once into a typed choice, then a backend.
 
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
 use muser_engine::{Backend, CpuRef};
 
 /// Where the model runs.
@@ -39,11 +39,25 @@ impl std::str::FromStr for Device {
 pub fn backend(device: Device, threads: Option<usize>) -> Result<Box<dyn Backend>> {
     match device {
         Device::CpuRef => Ok(Box::new(CpuRef::default())),
-        Device::Cpu | Device::Auto => Ok(Box::new(muser_engine::Cpu::new(threads)?)),
-        Device::Cuda(n) => bail!(
-            "--device cuda:{n}: this build of muser has no CUDA backend yet; use --device cpu"
-        ),
+        Device::Cpu => Ok(Box::new(muser_engine::Cpu::new(threads)?)),
+        Device::Auto if muser_engine::cuda::available() => cuda(0),
+        Device::Auto => Ok(Box::new(muser_engine::Cpu::new(threads)?)),
+        Device::Cuda(n) => cuda(n),
     }
+}
+
+fn cuda(ordinal: usize) -> Result<Box<dyn Backend>> {
+    let opts = muser_engine::cuda::CudaOptions {
+        ordinal,
+        cache_dir: Some(crate::model_path::cache_dir().join("cuda")),
+    };
+    let dev =
+        muser_engine::cuda::Cuda::new(&opts).with_context(|| format!("--device cuda:{ordinal}"))?;
+    eprintln!(
+        "cuda:{ordinal}: {} (compute capability {}.{})",
+        dev.device_name, dev.compute_capability.0, dev.compute_capability.1
+    );
+    Ok(Box::new(dev))
 }
 
 #[cfg(test)]

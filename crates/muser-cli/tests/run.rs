@@ -61,7 +61,10 @@ fn run_without_a_model_generates_the_demo_and_is_reproducible() {
         assert!(!text.is_empty());
     }
     let (ok, _, err) = muser(&dir, &["run", "--device", "cuda:0"], "");
-    assert!(!ok && err.contains("CUDA"), "{err}");
+    assert!(
+        !ok && err.contains("CUDA") && err.contains("cuda:0"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

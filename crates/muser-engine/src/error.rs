@@ -58,6 +58,8 @@ pub enum Error {
     NonFiniteLogits { index: usize, value: f32 },
     #[error("invalid sampling parameter: {0}")]
     BadSampling(String),
+    #[error("CUDA: {0}")]
+    Cuda(String),
     #[error("{0}")]
     Invalid(String),
 }

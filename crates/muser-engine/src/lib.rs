@@ -5,6 +5,7 @@ pub mod attention;
 pub mod backend;
 pub mod channels;
 pub mod config;
+pub mod cuda;
 mod error;
 pub mod generate;
 pub mod kv;

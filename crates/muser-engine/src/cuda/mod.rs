@@ -1,0 +1,300 @@
+//! The CUDA backend (cudarc with dynamic loading: the binary builds and runs without a CUDA
+//! toolkit; a machine without a GPU gets a clear error). Kernels are `.cu` sources compiled at
+//! run time with NVRTC for the device's architecture and cached on disk by source hash,
+//! architecture and NVRTC version. Weights are uploaded once, in their quantized form.
+//!
+//! This first stage runs the matrix products on the GPU (every decode and short-batch matmul
+//! of the graph) with f32 activations, so it is held to the exact oracle; the element-wise ops
+//! and attention still run on the CPU.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig,
+    PushKernelArg,
+};
+use muser_gguf::GgmlType;
+
+use crate::backend::Backend;
+use crate::error::{Error, Result};
+use crate::kv::KvDtype;
+use crate::ops::Numerics;
+use crate::weights::{Matrix, Weights};
+
+const MATVEC_SRC: &str = include_str!("kernels/matvec.cu");
+/// Tokens per launch (the kernel's `MAX_TOK`).
+const MAX_TOK: usize = 8;
+/// Rows per thread block (the kernel's `WARPS`).
+const ROWS_PER_BLOCK: usize = 4;
+
+/// Weight types with a kernel, and the kernel's name.
+const KERNELS: &[(GgmlType, &str)] = &[
+    (GgmlType::Q4_K, "mv_q4_k"),
+    (GgmlType::Q5_K, "mv_q5_k"),
+    (GgmlType::Q6_K, "mv_q6_k"),
+    (GgmlType::Q8_0, "mv_q8_0"),
+    (GgmlType::F16, "mv_f16"),
+    (GgmlType::BF16, "mv_bf16"),
+    (GgmlType::F32, "mv_f32"),
+];
+
+fn cuda_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::Cuda(format!("{what}: {e:?}"))
+}
+
+/// Whether a CUDA driver with at least one device can be used (never panics).
+pub fn available() -> bool {
+    // SAFETY: only checks whether the shared library can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return false;
+    }
+    CudaContext::device_count().is_ok_and(|n| n > 0)
+}
+
+/// Options of the CUDA backend.
+#[derive(Debug, Clone, Default)]
+pub struct CudaOptions {
+    pub ordinal: usize,
+    /// Where compiled kernels are cached (`None`: compile every time).
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// A CUDA device with the Muser kernels loaded.
+pub struct Cuda {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    funcs: HashMap<GgmlType, CudaFunction>,
+    /// Uploaded weight matrices by tensor name.
+    weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
+    pub device_name: String,
+    pub compute_capability: (i32, i32),
+}
+
+impl Cuda {
+    pub fn new(opts: &CudaOptions) -> Result<Cuda> {
+        // SAFETY: only checks whether the shared libraries can be opened (cudarc panics on
+        // first use of a missing library, so this must come first).
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::Cuda(
+                "no CUDA driver (libcuda.so) on this machine: install the NVIDIA driver, or use --device cpu".into(),
+            ));
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(Error::Cuda(
+                "the CUDA driver is present but NVRTC (libnvrtc.so) is not: install the CUDA runtime compiler library".into(),
+            ));
+        }
+        let n = CudaContext::device_count().map_err(cuda_err("counting CUDA devices"))?;
+        if opts.ordinal >= n.max(0) as usize {
+            return Err(Error::Cuda(format!(
+                "CUDA device {} requested, {n} present",
+                opts.ordinal
+            )));
+        }
+        let ctx = CudaContext::new(opts.ordinal).map_err(cuda_err("creating a CUDA context"))?;
+        let cc = ctx
+            .compute_capability()
+            .map_err(cuda_err("reading the compute capability"))?;
+        let device_name = ctx.name().map_err(cuda_err("reading the device name"))?;
+        let ptx = compile_cached(MATVEC_SRC, cc, opts.cache_dir.as_deref())?;
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(cuda_err("loading the matvec module"))?;
+        let mut funcs = HashMap::new();
+        for &(ty, name) in KERNELS {
+            let f = module
+                .load_function(name)
+                .map_err(cuda_err("loading a kernel"))?;
+            funcs.insert(ty, f);
+        }
+        let stream = ctx.default_stream();
+        Ok(Cuda {
+            ctx,
+            stream,
+            funcs,
+            weights: Mutex::new(HashMap::new()),
+            device_name,
+            compute_capability: cc,
+        })
+    }
+
+    /// The weight matrix on the device, uploaded on first use.
+    fn device_weights(&self, weights: &Weights, m: &Matrix) -> Result<Arc<CudaSlice<u8>>> {
+        let mut map = self.weights.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = map.get(&m.name) {
+            return Ok(Arc::clone(w));
+        }
+        let w = Arc::new(
+            self.stream
+                .clone_htod(weights.bytes(m))
+                .map_err(cuda_err("uploading weights"))?,
+        );
+        map.insert(m.name.clone(), Arc::clone(&w));
+        Ok(w)
+    }
+
+    /// Bytes of weights on the device.
+    pub fn weight_bytes(&self) -> usize {
+        let map = self.weights.lock().unwrap_or_else(|e| e.into_inner());
+        map.values().map(|w| w.len()).sum()
+    }
+
+    /// `y: [n_tok, n_out] = x: [n_tok, n_in] · Wᵀ` with device buffers (for benchmarks).
+    #[allow(clippy::too_many_arguments)]
+    pub fn matvec_device(
+        &self,
+        ty: GgmlType,
+        w: &CudaView<'_, u8>,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaViewMut<'_, f32>,
+        n_in: usize,
+        n_out: usize,
+        n_tok: usize,
+    ) -> Result<()> {
+        let f = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
+            tensor: "(cuda matvec)".into(),
+            ty,
+            supported: KERNELS
+                .iter()
+                .map(|k| k.0.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let cfg = LaunchConfig {
+            grid_dim: (n_out.div_ceil(ROWS_PER_BLOCK) as u32, 1, 1),
+            block_dim: (32 * ROWS_PER_BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);
+        for t0 in (0..n_tok).step_by(MAX_TOK) {
+            let nt = (n_tok - t0).min(MAX_TOK) as i32;
+            let xv = x.slice(t0 * n_in..);
+            let mut yv = y.slice_mut(t0 * n_out..);
+            let mut b = self.stream.launch_builder(f);
+            b.arg(w)
+                .arg(&xv)
+                .arg(&mut yv)
+                .arg(&n_in_i)
+                .arg(&n_out_i)
+                .arg(&nt);
+            // SAFETY: the kernel reads `n_out` rows of `n_in` elements of `w` (the caller's
+            // matrix has exactly that size), `nt` rows of `x` from `t0` and writes `nt` rows
+            // of `y` from `t0`; both views hold at least that many.
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching matvec"))?;
+        }
+        Ok(())
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}
+
+impl Backend for Cuda {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn numerics(&self) -> Numerics {
+        Numerics::Exact
+    }
+
+    fn kv_dtype(&self) -> KvDtype {
+        KvDtype::F32
+    }
+
+    fn matmul(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x: &[f32],
+        n_tokens: usize,
+        out: &mut [f32],
+    ) -> Result<()> {
+        if !self.funcs.contains_key(&m.ty) {
+            return Err(Error::TensorType {
+                tensor: m.name.clone(),
+                ty: m.ty,
+                supported: KERNELS
+                    .iter()
+                    .map(|k| k.0.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        let w = self.device_weights(weights, m)?;
+        let xd = self
+            .stream
+            .clone_htod(x)
+            .map_err(cuda_err("copying activations"))?;
+        let mut yd = self
+            .stream
+            .alloc_zeros::<f32>(n_tokens * m.n_out)
+            .map_err(cuda_err("allocating outputs"))?;
+        self.matvec_device(
+            m.ty,
+            &w.as_view(),
+            &xd.as_view(),
+            &mut yd.as_view_mut(),
+            m.n_in,
+            m.n_out,
+            n_tokens,
+        )?;
+        self.stream
+            .memcpy_dtoh(&yd, out)
+            .map_err(cuda_err("copying outputs back"))?;
+        Ok(())
+    }
+}
+
+/// NVRTC-compiled PTX for `cc`, from the disk cache when present.
+fn compile_cached(src: &str, cc: (i32, i32), cache: Option<&std::path::Path>) -> Result<String> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: plain out-parameters; the library's presence was checked by the caller.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (src, cc, major, minor).hash(&mut h);
+    let key = format!(
+        "matvec-{:016x}-sm{}{}-nvrtc{}.{}.ptx",
+        h.finish(),
+        cc.0,
+        cc.1,
+        major,
+        minor
+    );
+    if let Some(dir) = cache {
+        if let Ok(ptx) = std::fs::read_to_string(dir.join(&key)) {
+            return Ok(ptx);
+        }
+    }
+    let arch: &'static str = Box::leak(format!("compute_{}{}", cc.0, cc.1).into_boxed_str());
+    let opts = cudarc::nvrtc::CompileOptions {
+        arch: Some(arch),
+        ..Default::default()
+    };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+        .map_err(|e| Error::Cuda(format!("NVRTC failed to compile the kernels: {e:?}")))?
+        .to_src();
+    if let Some(dir) = cache {
+        // A cache that cannot be written only costs a recompile next time.
+        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::write(dir.join(&key), &ptx);
+    }
+    Ok(ptx)
+}
+
+/// Compiles the kernels for `cc` without a GPU (NVRTC only), to check the sources.
+pub fn compile_check(cc: (i32, i32)) -> Result<usize> {
+    // SAFETY: only checks whether the shared library can be opened.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::Cuda("NVRTC (libnvrtc.so) not found".into()));
+    }
+    Ok(compile_cached(MATVEC_SRC, cc, None)?.len())
+}
