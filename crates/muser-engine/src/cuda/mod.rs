@@ -27,18 +27,19 @@ use crate::weights::{Matrix, Weights};
 const MATVEC_SRC: &str = include_str!("kernels/matvec.cu");
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
-/// Rows per thread block (the kernel's `WARPS`).
-const ROWS_PER_BLOCK: usize = 4;
+/// Warps per thread block (the kernel's `WARPS`).
+const WARPS: usize = 4;
 
-/// Weight types with a kernel, and the kernel's name.
-const KERNELS: &[(GgmlType, &str)] = &[
-    (GgmlType::Q4_K, "mv_q4_k"),
-    (GgmlType::Q5_K, "mv_q5_k"),
-    (GgmlType::Q6_K, "mv_q6_k"),
-    (GgmlType::Q8_0, "mv_q8_0"),
-    (GgmlType::F16, "mv_f16"),
-    (GgmlType::BF16, "mv_bf16"),
-    (GgmlType::F32, "mv_f32"),
+/// Weight types with a kernel: the kernel's name and the rows one warp computes (the
+/// kernel's `R` for the multi-row kernels, else 1).
+const KERNELS: &[(GgmlType, &str, usize)] = &[
+    (GgmlType::Q4_K, "mv_q4_k", 4),
+    (GgmlType::Q5_K, "mv_q5_k", 1),
+    (GgmlType::Q6_K, "mv_q6_k", 4),
+    (GgmlType::Q8_0, "mv_q8_0", 1),
+    (GgmlType::F16, "mv_f16", 1),
+    (GgmlType::BF16, "mv_bf16", 1),
+    (GgmlType::F32, "mv_f32", 1),
 ];
 
 fn cuda_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
@@ -66,7 +67,8 @@ pub struct CudaOptions {
 pub struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    funcs: HashMap<GgmlType, CudaFunction>,
+    /// Kernel and rows per thread block, by weight type.
+    funcs: HashMap<GgmlType, (CudaFunction, usize)>,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
@@ -104,11 +106,11 @@ impl Cuda {
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
             .map_err(cuda_err("loading the matvec module"))?;
         let mut funcs = HashMap::new();
-        for &(ty, name) in KERNELS {
+        for &(ty, name, rows_per_warp) in KERNELS {
             let f = module
                 .load_function(name)
                 .map_err(cuda_err("loading a kernel"))?;
-            funcs.insert(ty, f);
+            funcs.insert(ty, (f, WARPS * rows_per_warp));
         }
         let stream = ctx.default_stream();
         Ok(Cuda {
@@ -154,7 +156,7 @@ impl Cuda {
         n_out: usize,
         n_tok: usize,
     ) -> Result<()> {
-        let f = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
+        let (f, rows_per_block) = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
             tensor: "(cuda matvec)".into(),
             ty,
             supported: KERNELS
@@ -164,8 +166,8 @@ impl Cuda {
                 .join(", "),
         })?;
         let cfg = LaunchConfig {
-            grid_dim: (n_out.div_ceil(ROWS_PER_BLOCK) as u32, 1, 1),
-            block_dim: (32 * ROWS_PER_BLOCK as u32, 1, 1),
+            grid_dim: (n_out.div_ceil(*rows_per_block) as u32, 1, 1),
+            block_dim: (32 * WARPS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
         let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);

@@ -42,13 +42,17 @@ __device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m
 }
 
 // Writes each token's sum for this warp's row.
-__device__ __forceinline__ void finish(float *acc, int n_tok, float *y, int n_out, int row) {
-    for (int t = 0; t < n_tok; t++) {
-        float s = warp_sum(acc[t]);
-        if ((threadIdx.x & 31) == 0) y[(size_t)t * n_out + row] = s;
+__device__ __forceinline__ void finish(const float *acc, int n_tok, float *y, int n_out, int row) {
+#pragma unroll
+    for (int t = 0; t < MAX_TOK; t++) {
+        if (t < n_tok) {
+            float s = warp_sum(acc[t]);
+            if ((threadIdx.x & 31) == 0) y[(size_t)t * n_out + row] = s;
+        }
     }
 }
 
+// Token loops are unrolled to MAX_TOK with a guard so that `acc` stays in registers.
 #define ROW_PROLOGUE(BLOCK_BYTES, BLOCK_ELEMS)                                   \
     const int lane = threadIdx.x & 31;                                           \
     const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);                     \
@@ -56,37 +60,105 @@ __device__ __forceinline__ void finish(float *acc, int n_tok, float *y, int n_ou
     const int nb = n_in / (BLOCK_ELEMS);                                         \
     const u8 *wrow = w + (size_t)row * nb * (BLOCK_BYTES);                       \
     float acc[MAX_TOK];                                                          \
-    for (int t = 0; t < MAX_TOK; t++) acc[t] = 0.0f;
+    _Pragma("unroll") for (int t = 0; t < MAX_TOK; t++) acc[t] = 0.0f;
 
-// Q4_K: 144-byte blocks of 256. Lane = (block slot 0..7, pair k 0..3): 64 elements.
-extern "C" __global__ void mv_q4_k(const u8 *w, const float *x, float *y, int n_in, int n_out,
-                                   int n_tok) {
-    ROW_PROLOGUE(144, 256)
-    const int k = lane & 3;
-    for (int b = lane >> 2; b < nb; b += 8) {
-        const u8 *blk = wrow + (size_t)b * 144;
-        const float d = h2f(ld16(blk)), dmin = h2f(ld16(blk + 2));
-        int sc0, m0, sc1, m1;
-        scale_min_k4(2 * k, blk + 4, &sc0, &m0);
-        scale_min_k4(2 * k + 1, blk + 4, &sc1, &m1);
-        const uint4 *qv = (const uint4 *)(blk + 16 + 32 * k);
-        uint4 q01[2] = {qv[0], qv[1]};
-        const u8 *qs = (const u8 *)q01;
-        const float d0 = d * sc0, d1 = d * sc1, m0f = dmin * m0, m1f = dmin * m1;
-        for (int t = 0; t < n_tok; t++) {
-            const float *xb = x + (size_t)t * n_in + b * 256 + 64 * k;
-            float s0 = 0.f, s1 = 0.f, x0 = 0.f, x1 = 0.f;
-            for (int i = 0; i < 32; i++) {
-                float a = xb[i], c = xb[i + 32];
-                s0 += (float)(qs[i] & 0xF) * a;
-                s1 += (float)(qs[i] >> 4) * c;
-                x0 += a;
-                x1 += c;
+#define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < MAX_TOK; t++) if (t < n_tok)
+
+__device__ __forceinline__ float nib_dot(u32 q, int shift, float4 a) {
+    return (float)((q >> shift) & 0xF) * a.x + (float)((q >> (shift + 8)) & 0xF) * a.y +
+           (float)((q >> (shift + 16)) & 0xF) * a.z + (float)((q >> (shift + 24)) & 0xF) * a.w;
+}
+
+__device__ __forceinline__ float hsum4(float4 a) { return (a.x + a.y) + (a.z + a.w); }
+
+// Multi-row kernels: one warp computes R consecutive rows, so every activation value loaded
+// is used R times (loading x dominated the one-row-per-warp version: 7 bytes of activations
+// per byte of Q4_K weights).
+#define R 4
+
+#define MULTI_ROW_PROLOGUE(BLOCK_BYTES)                                          \
+    const int lane = threadIdx.x & 31;                                           \
+    const int row0 = (blockIdx.x * WARPS + (threadIdx.x >> 5)) * R;              \
+    if (row0 >= n_out) return;                                                   \
+    const int nb = n_in / 256;                                                   \
+    const size_t row_bytes = (size_t)nb * (BLOCK_BYTES);                         \
+    float acc[R][MAX_TOK];                                                       \
+    _Pragma("unroll") for (int r = 0; r < R; r++)                                \
+        _Pragma("unroll") for (int t = 0; t < MAX_TOK; t++) acc[r][t] = 0.0f;
+
+__device__ __forceinline__ void finish_rows(float (*acc)[MAX_TOK], int n_tok, float *y, int n_out,
+                                            int row0) {
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+#pragma unroll
+        for (int t = 0; t < MAX_TOK; t++) {
+            if (t < n_tok) {
+                float s = warp_sum(acc[r][t]);
+                if ((threadIdx.x & 31) == 0 && row0 + r < n_out) y[(size_t)t * n_out + row0 + r] = s;
             }
-            acc[t] += d0 * s0 - m0f * x0 + d1 * s1 - m1f * x1;
         }
     }
-    finish(acc, n_tok, y, n_out, row);
+}
+
+// Q4_K: 144-byte blocks of 256. Lane = (block slot 0..7, pair k 0..3): 64 elements of each of
+// the warp's R rows; the 32 quant bytes per row are loaded as two 16-byte vectors.
+extern "C" __global__ void mv_q4_k(const u8 *w, const float *x, float *y, int n_in, int n_out,
+                                   int n_tok) {
+    MULTI_ROW_PROLOGUE(144)
+    const int k = lane & 3;
+    for (int b = lane >> 2; b < nb; b += 8) {
+        u32 q[R][8];
+        float d0[R], d1[R], m0f[R], m1f[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int rr = min(row0 + r, n_out - 1);
+            const u8 *blk = w + (size_t)rr * row_bytes + (size_t)b * 144;
+            const u32 dd = *(const u32 *)blk;
+            const float d = h2f((u16)(dd & 0xFFFF)), dmin = h2f((u16)(dd >> 16));
+            int sc0, m0, sc1, m1;
+            scale_min_k4(2 * k, blk + 4, &sc0, &m0);
+            scale_min_k4(2 * k + 1, blk + 4, &sc1, &m1);
+            const uint4 *qv = (const uint4 *)(blk + 16 + 32 * k);
+            const uint4 qa = qv[0], qb = qv[1];
+            q[r][0] = qa.x; q[r][1] = qa.y; q[r][2] = qa.z; q[r][3] = qa.w;
+            q[r][4] = qb.x; q[r][5] = qb.y; q[r][6] = qb.z; q[r][7] = qb.w;
+            d0[r] = d * sc0; d1[r] = d * sc1; m0f[r] = dmin * m0; m1f[r] = dmin * m1;
+        }
+        FOR_TOKENS {
+            const float4 *xa = (const float4 *)(x + (size_t)t * n_in + b * 256 + 64 * k);
+            float s0[R], s1[R];
+#pragma unroll
+            for (int r = 0; r < R; r++) { s0[r] = 0.f; s1[r] = 0.f; }
+            float x0 = 0.f, x1 = 0.f;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const float4 a = xa[i], c = xa[i + 8];
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    s0[r] += nib_dot(q[r][i], 0, a);
+                    s1[r] += nib_dot(q[r][i], 4, c);
+                }
+                x0 += hsum4(a);
+                x1 += hsum4(c);
+            }
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                acc[r][t] += d0[r] * s0[r] - m0f[r] * x0 + d1[r] * s1[r] - m1f[r] * x1;
+        }
+    }
+    finish_rows(acc, n_tok, y, n_out, row0);
+}
+
+// The four quants of bytes of `q` (low or high nibbles per `shift`), plus the high bit `bit`
+// of the matching bytes of `h`, times four activations.
+__device__ __forceinline__ float q5_dot(u32 q, int shift, u32 h, int bit, float4 a) {
+    float r = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int v = ((q >> (8 * j + shift)) & 0xF) | (((h >> (8 * j + bit)) & 1) << 4);
+        r += (float)v * (j == 0 ? a.x : j == 1 ? a.y : j == 2 ? a.z : a.w);
+    }
+    return r;
 }
 
 // Q5_K: 176-byte blocks: d, dmin, scales[12], qh[32], qs[128].
@@ -96,28 +168,27 @@ extern "C" __global__ void mv_q5_k(const u8 *w, const float *x, float *y, int n_
     const int k = lane & 3;
     for (int b = lane >> 2; b < nb; b += 8) {
         const u8 *blk = wrow + (size_t)b * 176;
-        const float d = h2f(ld16(blk)), dmin = h2f(ld16(blk + 2));
+        const u32 dd = *(const u32 *)blk;
+        const float d = h2f((u16)(dd & 0xFFFF)), dmin = h2f((u16)(dd >> 16));
         int sc0, m0, sc1, m1;
         scale_min_k4(2 * k, blk + 4, &sc0, &m0);
         scale_min_k4(2 * k + 1, blk + 4, &sc1, &m1);
         const uint4 *hv = (const uint4 *)(blk + 16);
         const uint4 *qv = (const uint4 *)(blk + 48 + 32 * k);
-        uint4 h01[2] = {hv[0], hv[1]};
-        uint4 q01[2] = {qv[0], qv[1]};
-        const u8 *qh = (const u8 *)h01;
-        const u8 *qs = (const u8 *)q01;
+        const uint4 ha = hv[0], hb = hv[1], qa = qv[0], qb = qv[1];
+        const u32 h[8] = {ha.x, ha.y, ha.z, ha.w, hb.x, hb.y, hb.z, hb.w};
+        const u32 q[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
         const float d0 = d * sc0, d1 = d * sc1, m0f = dmin * m0, m1f = dmin * m1;
-        for (int t = 0; t < n_tok; t++) {
-            const float *xb = x + (size_t)t * n_in + b * 256 + 64 * k;
+        FOR_TOKENS {
+            const float4 *xa = (const float4 *)(x + (size_t)t * n_in + b * 256 + 64 * k);
             float s0 = 0.f, s1 = 0.f, x0 = 0.f, x1 = 0.f;
-            for (int i = 0; i < 32; i++) {
-                float a = xb[i], c = xb[i + 32];
-                int q0 = (qs[i] & 0xF) | (((qh[i] >> (2 * k)) & 1) << 4);
-                int q1 = (qs[i] >> 4) | (((qh[i] >> (2 * k + 1)) & 1) << 4);
-                s0 += (float)q0 * a;
-                s1 += (float)q1 * c;
-                x0 += a;
-                x1 += c;
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const float4 a = xa[i], c = xa[i + 8];
+                s0 += q5_dot(q[i], 0, h[i], 2 * k, a);
+                s1 += q5_dot(q[i], 4, h[i], 2 * k + 1, c);
+                x0 += hsum4(a);
+                x1 += hsum4(c);
             }
             acc[t] += d0 * s0 - m0f * x0 + d1 * s1 - m1f * x1;
         }
@@ -125,71 +196,122 @@ extern "C" __global__ void mv_q5_k(const u8 *w, const float *x, float *y, int n_
     finish(acc, n_tok, y, n_out, row);
 }
 
-// Q6_K: 210-byte blocks: ql[128], qh[64], scales[16] (int8), d. Lane = (block slot 0..3,
-// half h 0..1, quarter r 0..3): l = 8r..8r+8 of half h, four elements per l.
+// Q6_K: 210-byte blocks (2-byte aligned): ql[128], qh[64], scales[16] (int8), d. Lane =
+// (block slot 0..3, half h 0..1, quarter r 0..3): l = 8r..8r+8 of half h, four quants per l,
+// for each of the warp's R rows.
 extern "C" __global__ void mv_q6_k(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
-    ROW_PROLOGUE(210, 256)
-    const int h = (lane >> 2) & 1, r = lane & 3;
+    MULTI_ROW_PROLOGUE(210)
+    const int h = (lane >> 2) & 1, qr = lane & 3;
     for (int b = lane >> 3; b < nb; b += 4) {
-        const u8 *blk = wrow + (size_t)b * 210;
-        const float d = h2f(ld16(blk + 208));
-        const signed char *sc = (const signed char *)(blk + 192);
-        const u8 *ql = blk + 64 * h;
-        const u8 *qh = blk + 128 + 32 * h;
-        const int is = (8 * r) / 16;
-        const float d1 = d * sc[8 * h + is], d2 = d * sc[8 * h + is + 2];
-        const float d3 = d * sc[8 * h + is + 4], d4 = d * sc[8 * h + is + 6];
-        int q1[8], q2[8], q3[8], q4[8];
-        for (int j = 0; j < 8; j++) {
-            int l = 8 * r + j;
-            u8 a = ql[l], c = ql[l + 32], hb = qh[l];
-            q1[j] = (int)((a & 0xF) | ((hb & 3) << 4)) - 32;
-            q2[j] = (int)((c & 0xF) | (((hb >> 2) & 3) << 4)) - 32;
-            q3[j] = (int)((a >> 4) | (((hb >> 4) & 3) << 4)) - 32;
-            q4[j] = (int)((c >> 4) | (((hb >> 6) & 3) << 4)) - 32;
-        }
-        for (int t = 0; t < n_tok; t++) {
-            const float *xb = x + (size_t)t * n_in + b * 256 + 128 * h + 8 * r;
-            float s1 = 0.f, s2 = 0.f, s3 = 0.f, s4 = 0.f;
-            for (int j = 0; j < 8; j++) {
-                s1 += (float)q1[j] * xb[j];
-                s2 += (float)q2[j] * xb[j + 32];
-                s3 += (float)q3[j] * xb[j + 64];
-                s4 += (float)q4[j] * xb[j + 96];
+        float q1[R][8], q2[R][8], q3[R][8], q4[R][8];
+        float d1[R], d2[R], d3[R], d4[R];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int rr = min(row0 + r, n_out - 1);
+            const u8 *blk = w + (size_t)rr * row_bytes + (size_t)b * 210;
+            const float d = h2f(*(const u16 *)(blk + 208));
+            const signed char *sc = (const signed char *)(blk + 192);
+            const u16 *ql = (const u16 *)(blk + 64 * h + 8 * qr);
+            const u16 *qc = (const u16 *)(blk + 64 * h + 32 + 8 * qr);
+            const u16 *qh = (const u16 *)(blk + 128 + 32 * h + 8 * qr);
+            const int is = qr / 2;
+            d1[r] = d * sc[8 * h + is];
+            d2[r] = d * sc[8 * h + is + 2];
+            d3[r] = d * sc[8 * h + is + 4];
+            d4[r] = d * sc[8 * h + is + 6];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const u16 a2 = ql[j], c2 = qc[j], h2 = qh[j];
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const u32 a = (a2 >> (8 * e)) & 0xFF, c = (c2 >> (8 * e)) & 0xFF;
+                    const u32 hb = (h2 >> (8 * e)) & 0xFF;
+                    q1[r][2 * j + e] = (float)((int)((a & 0xF) | ((hb & 3) << 4)) - 32);
+                    q2[r][2 * j + e] = (float)((int)((c & 0xF) | (((hb >> 2) & 3) << 4)) - 32);
+                    q3[r][2 * j + e] = (float)((int)((a >> 4) | (((hb >> 4) & 3) << 4)) - 32);
+                    q4[r][2 * j + e] = (float)((int)((c >> 4) | (((hb >> 6) & 3) << 4)) - 32);
+                }
             }
-            acc[t] += d1 * s1 + d2 * s2 + d3 * s3 + d4 * s4;
+        }
+        FOR_TOKENS {
+            const float4 *xb = (const float4 *)(x + (size_t)t * n_in + b * 256 + 128 * h + 8 * qr);
+            float s1[R], s2[R], s3[R], s4[R];
+#pragma unroll
+            for (int r = 0; r < R; r++) { s1[r] = 0.f; s2[r] = 0.f; s3[r] = 0.f; s4[r] = 0.f; }
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                const float4 a = xb[j], c = xb[j + 8], e = xb[j + 16], g = xb[j + 24];
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    s1[r] += q1[r][4 * j] * a.x + q1[r][4 * j + 1] * a.y + q1[r][4 * j + 2] * a.z + q1[r][4 * j + 3] * a.w;
+                    s2[r] += q2[r][4 * j] * c.x + q2[r][4 * j + 1] * c.y + q2[r][4 * j + 2] * c.z + q2[r][4 * j + 3] * c.w;
+                    s3[r] += q3[r][4 * j] * e.x + q3[r][4 * j + 1] * e.y + q3[r][4 * j + 2] * e.z + q3[r][4 * j + 3] * e.w;
+                    s4[r] += q4[r][4 * j] * g.x + q4[r][4 * j + 1] * g.y + q4[r][4 * j + 2] * g.z + q4[r][4 * j + 3] * g.w;
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                acc[r][t] += d1[r] * s1[r] + d2[r] * s2[r] + d3[r] * s3[r] + d4[r] * s4[r];
         }
     }
-    finish(acc, n_tok, y, n_out, row);
+    finish_rows(acc, n_tok, y, n_out, row0);
 }
 
-// Q8_0: 34-byte blocks of 32: d (f16), 32 int8. Lane = block slot (32 blocks per step).
+// Q8_0: 34-byte blocks (2-byte aligned) of 32: d (f16), 32 int8. Lane = (block slot 0..7,
+// quarter 0..3 of 8 quants).
 extern "C" __global__ void mv_q8_0(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     ROW_PROLOGUE(34, 32)
-    for (int b = lane; b < nb; b += 32) {
+    const int part = lane & 3;
+    for (int b = lane >> 2; b < nb; b += 8) {
         const u8 *blk = wrow + (size_t)b * 34;
-        const float d = h2f(ld16(blk));
-        const signed char *q = (const signed char *)(blk + 2);
-        for (int t = 0; t < n_tok; t++) {
-            const float *xb = x + (size_t)t * n_in + b * 32;
-            float s = 0.f;
-            for (int i = 0; i < 32; i++) s += (float)q[i] * xb[i];
-            acc[t] += d * s;
+        const float d = h2f(*(const u16 *)blk);
+        const u16 *q2 = (const u16 *)(blk + 2 + 8 * part);
+        float q[8];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const u16 v = q2[j];
+            q[2 * j] = (float)(signed char)(v & 0xFF);
+            q[2 * j + 1] = (float)(signed char)(v >> 8);
+        }
+        FOR_TOKENS {
+            const float4 *xa = (const float4 *)(x + (size_t)t * n_in + b * 32 + 8 * part);
+            const float4 a = xa[0], c = xa[1];
+            acc[t] += d * (q[0] * a.x + q[1] * a.y + q[2] * a.z + q[3] * a.w + q[4] * c.x +
+                           q[5] * c.y + q[6] * c.z + q[7] * c.w);
         }
     }
     finish(acc, n_tok, y, n_out, row);
 }
 
-// Plain types: lane-strided pairs of elements.
+// Plain types: each lane takes 8 consecutive elements (one 16-byte load of f16/bf16).
 extern "C" __global__ void mv_f16(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                   int n_tok) {
     ROW_PROLOGUE(2, 1)
-    const u16 *wr = (const u16 *)wrow;
-    for (int i = lane; i < n_in; i += 32) {
-        float v = h2f(wr[i]);
-        for (int t = 0; t < n_tok; t++) acc[t] += v * x[(size_t)t * n_in + i];
+    // 16-byte loads need rows that start 16-byte aligned (n_in a multiple of 8).
+    const int n_vec = (n_in & 7) == 0 ? n_in : 0;
+    for (int i = 8 * lane; i + 8 <= n_vec; i += 256) {
+        const uint4 v = *(const uint4 *)(wrow + 2 * (size_t)i);
+        const u32 p[4] = {v.x, v.y, v.z, v.w};
+        float f[8];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            f[2 * j] = h2f((u16)(p[j] & 0xFFFF));
+            f[2 * j + 1] = h2f((u16)(p[j] >> 16));
+        }
+        FOR_TOKENS {
+            const float *xb = x + (size_t)t * n_in + i;
+            float s = 0.f;
+#pragma unroll
+            for (int j = 0; j < 8; j++) s += f[j] * xb[j];
+            acc[t] += s;
+        }
+    }
+    // Rows not a multiple of 8 wide take this scalar loop.
+    for (int i = n_vec + lane; i < n_in; i += 32) {
+        const float v = h2f(((const u16 *)wrow)[i]);
+        FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
     finish(acc, n_tok, y, n_out, row);
 }
@@ -197,10 +319,28 @@ extern "C" __global__ void mv_f16(const u8 *w, const float *x, float *y, int n_i
 extern "C" __global__ void mv_bf16(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     ROW_PROLOGUE(2, 1)
-    const u16 *wr = (const u16 *)wrow;
-    for (int i = lane; i < n_in; i += 32) {
-        float v = bf2f(wr[i]);
-        for (int t = 0; t < n_tok; t++) acc[t] += v * x[(size_t)t * n_in + i];
+    // 16-byte loads need rows that start 16-byte aligned (n_in a multiple of 8).
+    const int n_vec = (n_in & 7) == 0 ? n_in : 0;
+    for (int i = 8 * lane; i + 8 <= n_vec; i += 256) {
+        const uint4 v = *(const uint4 *)(wrow + 2 * (size_t)i);
+        const u32 p[4] = {v.x, v.y, v.z, v.w};
+        float f[8];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            f[2 * j] = bf2f((u16)(p[j] & 0xFFFF));
+            f[2 * j + 1] = bf2f((u16)(p[j] >> 16));
+        }
+        FOR_TOKENS {
+            const float *xb = x + (size_t)t * n_in + i;
+            float s = 0.f;
+#pragma unroll
+            for (int j = 0; j < 8; j++) s += f[j] * xb[j];
+            acc[t] += s;
+        }
+    }
+    for (int i = n_vec + lane; i < n_in; i += 32) {
+        const float v = bf2f(((const u16 *)wrow)[i]);
+        FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
     finish(acc, n_tok, y, n_out, row);
 }
@@ -210,8 +350,8 @@ extern "C" __global__ void mv_f32(const u8 *w, const float *x, float *y, int n_i
     ROW_PROLOGUE(4, 1)
     const float *wr = (const float *)wrow;
     for (int i = lane; i < n_in; i += 32) {
-        float v = wr[i];
-        for (int t = 0; t < n_tok; t++) acc[t] += v * x[(size_t)t * n_in + i];
+        const float v = wr[i];
+        FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
     finish(acc, n_tok, y, n_out, row);
 }
