@@ -67,8 +67,8 @@ pub struct CudaOptions {
 pub struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    /// Kernel and rows per thread block, by weight type.
-    funcs: HashMap<GgmlType, (CudaFunction, usize)>,
+    /// Kernels (up to `MAX_TOK` tokens, one token) and rows per thread block, by weight type.
+    funcs: HashMap<GgmlType, (CudaFunction, CudaFunction, usize)>,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
@@ -107,10 +107,9 @@ impl Cuda {
             .map_err(cuda_err("loading the matvec module"))?;
         let mut funcs = HashMap::new();
         for &(ty, name, rows_per_warp) in KERNELS {
-            let f = module
-                .load_function(name)
-                .map_err(cuda_err("loading a kernel"))?;
-            funcs.insert(ty, (f, WARPS * rows_per_warp));
+            let load = |n: &str| module.load_function(n).map_err(cuda_err("loading a kernel"));
+            let (many, one) = (load(name)?, load(&format!("{name}_t1"))?);
+            funcs.insert(ty, (many, one, WARPS * rows_per_warp));
         }
         let stream = ctx.default_stream();
         Ok(Cuda {
@@ -156,7 +155,7 @@ impl Cuda {
         n_out: usize,
         n_tok: usize,
     ) -> Result<()> {
-        let (f, rows_per_block) = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
+        let (many, one, rows_per_block) = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
             tensor: "(cuda matvec)".into(),
             ty,
             supported: KERNELS
@@ -171,6 +170,7 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);
+        let f = if n_tok == 1 { one } else { many };
         for t0 in (0..n_tok).step_by(MAX_TOK) {
             let nt = (n_tok - t0).min(MAX_TOK) as i32;
             let xv = x.slice(t0 * n_in..);

@@ -42,9 +42,10 @@ __device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m
 }
 
 // Writes each token's sum for this warp's row.
+template <int NT>
 __device__ __forceinline__ void finish(const float *acc, int n_tok, float *y, int n_out, int row) {
 #pragma unroll
-    for (int t = 0; t < MAX_TOK; t++) {
+    for (int t = 0; t < NT; t++) {
         if (t < n_tok) {
             float s = warp_sum(acc[t]);
             if ((threadIdx.x & 31) == 0) y[(size_t)t * n_out + row] = s;
@@ -52,17 +53,17 @@ __device__ __forceinline__ void finish(const float *acc, int n_tok, float *y, in
     }
 }
 
-// Token loops are unrolled to MAX_TOK with a guard so that `acc` stays in registers.
+// Token loops are unrolled to NT with a guard so that `acc` stays in registers.
 #define ROW_PROLOGUE(BLOCK_BYTES, BLOCK_ELEMS)                                   \
     const int lane = threadIdx.x & 31;                                           \
     const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);                     \
     if (row >= n_out) return;                                                    \
     const int nb = n_in / (BLOCK_ELEMS);                                         \
     const u8 *wrow = w + (size_t)row * nb * (BLOCK_BYTES);                       \
-    float acc[MAX_TOK];                                                          \
-    _Pragma("unroll") for (int t = 0; t < MAX_TOK; t++) acc[t] = 0.0f;
+    float acc[NT];                                                          \
+    _Pragma("unroll") for (int t = 0; t < NT; t++) acc[t] = 0.0f;
 
-#define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < MAX_TOK; t++) if (t < n_tok)
+#define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
 
 __device__ __forceinline__ float nib_dot(u32 q, int shift, float4 a) {
     return (float)((q >> shift) & 0xF) * a.x + (float)((q >> (shift + 8)) & 0xF) * a.y +
@@ -82,16 +83,17 @@ __device__ __forceinline__ float hsum4(float4 a) { return (a.x + a.y) + (a.z + a
     if (row0 >= n_out) return;                                                   \
     const int nb = n_in / 256;                                                   \
     const size_t row_bytes = (size_t)nb * (BLOCK_BYTES);                         \
-    float acc[R][MAX_TOK];                                                       \
+    float acc[R][NT];                                                       \
     _Pragma("unroll") for (int r = 0; r < R; r++)                                \
-        _Pragma("unroll") for (int t = 0; t < MAX_TOK; t++) acc[r][t] = 0.0f;
+        _Pragma("unroll") for (int t = 0; t < NT; t++) acc[r][t] = 0.0f;
 
-__device__ __forceinline__ void finish_rows(float (*acc)[MAX_TOK], int n_tok, float *y, int n_out,
+template <int NT>
+__device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *y, int n_out,
                                             int row0) {
 #pragma unroll
     for (int r = 0; r < R; r++) {
 #pragma unroll
-        for (int t = 0; t < MAX_TOK; t++) {
+        for (int t = 0; t < NT; t++) {
             if (t < n_tok) {
                 float s = warp_sum(acc[r][t]);
                 if ((threadIdx.x & 31) == 0 && row0 + r < n_out) y[(size_t)t * n_out + row0 + r] = s;
@@ -102,7 +104,8 @@ __device__ __forceinline__ void finish_rows(float (*acc)[MAX_TOK], int n_tok, fl
 
 // Q4_K: 144-byte blocks of 256. Lane = (block slot 0..7, pair k 0..3): 64 elements of each of
 // the warp's R rows; the 32 quant bytes per row are loaded as two 16-byte vectors.
-extern "C" __global__ void mv_q4_k(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_q4_k_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     MULTI_ROW_PROLOGUE(144)
     const int k = lane & 3;
@@ -146,7 +149,7 @@ extern "C" __global__ void mv_q4_k(const u8 *w, const float *x, float *y, int n_
                 acc[r][t] += d0[r] * s0[r] - m0f[r] * x0 + d1[r] * s1[r] - m1f[r] * x1;
         }
     }
-    finish_rows(acc, n_tok, y, n_out, row0);
+    finish_rows<NT>(acc, n_tok, y, n_out, row0);
 }
 
 // The four quants of bytes of `q` (low or high nibbles per `shift`), plus the high bit `bit`
@@ -162,7 +165,8 @@ __device__ __forceinline__ float q5_dot(u32 q, int shift, u32 h, int bit, float4
 }
 
 // Q5_K: 176-byte blocks: d, dmin, scales[12], qh[32], qs[128].
-extern "C" __global__ void mv_q5_k(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_q5_k_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     ROW_PROLOGUE(176, 256)
     const int k = lane & 3;
@@ -193,13 +197,14 @@ extern "C" __global__ void mv_q5_k(const u8 *w, const float *x, float *y, int n_
             acc[t] += d0 * s0 - m0f * x0 + d1 * s1 - m1f * x1;
         }
     }
-    finish(acc, n_tok, y, n_out, row);
+    finish<NT>(acc, n_tok, y, n_out, row);
 }
 
 // Q6_K: 210-byte blocks (2-byte aligned): ql[128], qh[64], scales[16] (int8), d. Lane =
 // (block slot 0..3, half h 0..1, quarter r 0..3): l = 8r..8r+8 of half h, four quants per l,
 // for each of the warp's R rows.
-extern "C" __global__ void mv_q6_k(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_q6_k_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     MULTI_ROW_PROLOGUE(210)
     const int h = (lane >> 2) & 1, qr = lane & 3;
@@ -255,12 +260,13 @@ extern "C" __global__ void mv_q6_k(const u8 *w, const float *x, float *y, int n_
                 acc[r][t] += d1[r] * s1[r] + d2[r] * s2[r] + d3[r] * s3[r] + d4[r] * s4[r];
         }
     }
-    finish_rows(acc, n_tok, y, n_out, row0);
+    finish_rows<NT>(acc, n_tok, y, n_out, row0);
 }
 
 // Q8_0: 34-byte blocks (2-byte aligned) of 32: d (f16), 32 int8. Lane = (block slot 0..7,
 // quarter 0..3 of 8 quants).
-extern "C" __global__ void mv_q8_0(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_q8_0_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     ROW_PROLOGUE(34, 32)
     const int part = lane & 3;
@@ -282,11 +288,12 @@ extern "C" __global__ void mv_q8_0(const u8 *w, const float *x, float *y, int n_
                            q[5] * c.y + q[6] * c.z + q[7] * c.w);
         }
     }
-    finish(acc, n_tok, y, n_out, row);
+    finish<NT>(acc, n_tok, y, n_out, row);
 }
 
 // Plain types: each lane takes 8 consecutive elements (one 16-byte load of f16/bf16).
-extern "C" __global__ void mv_f16(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_f16_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                   int n_tok) {
     ROW_PROLOGUE(2, 1)
     // 16-byte loads need rows that start 16-byte aligned (n_in a multiple of 8).
@@ -313,10 +320,11 @@ extern "C" __global__ void mv_f16(const u8 *w, const float *x, float *y, int n_i
         const float v = h2f(((const u16 *)wrow)[i]);
         FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
-    finish(acc, n_tok, y, n_out, row);
+    finish<NT>(acc, n_tok, y, n_out, row);
 }
 
-extern "C" __global__ void mv_bf16(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_bf16_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                    int n_tok) {
     ROW_PROLOGUE(2, 1)
     // 16-byte loads need rows that start 16-byte aligned (n_in a multiple of 8).
@@ -342,10 +350,11 @@ extern "C" __global__ void mv_bf16(const u8 *w, const float *x, float *y, int n_
         const float v = bf2f(((const u16 *)wrow)[i]);
         FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
-    finish(acc, n_tok, y, n_out, row);
+    finish<NT>(acc, n_tok, y, n_out, row);
 }
 
-extern "C" __global__ void mv_f32(const u8 *w, const float *x, float *y, int n_in, int n_out,
+template <int NT>
+__device__ __forceinline__ void mv_f32_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
                                   int n_tok) {
     ROW_PROLOGUE(4, 1)
     const float *wr = (const float *)wrow;
@@ -353,5 +362,24 @@ extern "C" __global__ void mv_f32(const u8 *w, const float *x, float *y, int n_i
         const float v = wr[i];
         FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
-    finish(acc, n_tok, y, n_out, row);
+    finish<NT>(acc, n_tok, y, n_out, row);
 }
+
+// Entry points: `NAME` handles up to MAX_TOK tokens per launch, `NAME_t1` one token (decode),
+// with a single accumulator per row so that more warps fit on each multiprocessor.
+#define ENTRY(NAME)                                                                          \
+    extern "C" __global__ void NAME(const u8 *w, const float *x, float *y, int n_in,         \
+                                     int n_out, int n_tok) {                                \
+        NAME##_body<MAX_TOK>(w, x, y, n_in, n_out, n_tok);                                   \
+    }                                                                                        \
+    extern "C" __global__ void NAME##_t1(const u8 *w, const float *x, float *y, int n_in,    \
+                                         int n_out, int n_tok) {                            \
+        NAME##_body<1>(w, x, y, n_in, n_out, 1);                                             \
+    }
+ENTRY(mv_q4_k)
+ENTRY(mv_q5_k)
+ENTRY(mv_q6_k)
+ENTRY(mv_q8_0)
+ENTRY(mv_f16)
+ENTRY(mv_bf16)
+ENTRY(mv_f32)
