@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{available, Cuda, CudaOptions};
-use muser_engine::{CpuRef, Glimmer, LogitsFor};
+use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
 use muser_synth::{Preset, SynthConfig, TypePlan};
 
@@ -36,8 +36,16 @@ const TYPES: [GgmlType; 7] = [
     GgmlType::F32,
 ];
 
-/// f32 accumulation on the GPU against f64: measured max NMSE is printed by each run.
-const OP_TOL: f64 = 1e-9;
+/// Against the f64 oracle with unrounded activations. f32-activation kernels: f32
+/// accumulation only (measured 9.1e-13). Q4_K/Q6_K round activations to int8 in blocks of 32
+/// (dp4a): measured max NMSE is printed by each run; the CPU path's Q8_K rounding measured
+/// up to 5.6e-5 against the same kind of oracle.
+fn op_tol(ty: GgmlType) -> f64 {
+    match ty {
+        GgmlType::Q4_K | GgmlType::Q6_K => 1e-4,
+        _ => 1e-9,
+    }
+}
 
 fn weights(ty: GgmlType, n_in: usize, n_out: usize, rng: &mut Rng) -> (Vec<u8>, Vec<f32>) {
     let vals: Vec<f32> = (0..n_in * n_out).map(|_| rng.f() * 0.5).collect();
@@ -51,6 +59,7 @@ fn weights(ty: GgmlType, n_in: usize, n_out: usize, rng: &mut Rng) -> (Vec<u8>, 
 fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let mut worst = 0f64;
+    let mut worst_by_type = [0f64; TYPES.len()];
     let stream = cuda.stream();
     for (ti, &ty) in TYPES.iter().enumerate() {
         let ins: &[usize] = match ty.block_size() {
@@ -69,14 +78,18 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                     let mut rng = Rng(seed | 1);
                     let (w, deq) = weights(ty, n_in, n_out, &mut rng);
                     let x: Vec<f32> = (0..n_tok * n_in).map(|_| rng.f()).collect();
-                    let want: Vec<f64> = (0..n_tok * n_out)
+                    // Exact outputs, and per output the sum of squared products: a floor for
+                    // the error normalisation, so an output that cancels to near zero cannot
+                    // blow up the ratio (as in the CPU parity table).
+                    let (want, floor): (Vec<f64>, Vec<f64>) = (0..n_tok * n_out)
                         .map(|i| {
                             let (t, o) = (i / n_out, i % n_out);
-                            (0..n_in)
-                                .map(|k| f64::from(deq[o * n_in + k]) * f64::from(x[t * n_in + k]))
-                                .sum()
+                            (0..n_in).fold((0.0, 0.0), |(s, f), k| {
+                                let p = f64::from(deq[o * n_in + k]) * f64::from(x[t * n_in + k]);
+                                (s + p, f + p * p)
+                            })
                         })
-                        .collect();
+                        .unzip();
                     // Guard values on both sides of the output.
                     const GUARD: usize = 64;
                     let n_y = n_tok * n_out;
@@ -107,10 +120,16 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         .zip(&want)
                         .map(|(a, b)| (f64::from(*a) - b).powi(2))
                         .sum();
-                    let sig: f64 = want.iter().map(|b| b * b).sum::<f64>().max(1e-30);
+                    let sig: f64 = want
+                        .iter()
+                        .zip(&floor)
+                        .map(|(b, f)| (b * b).max(*f))
+                        .sum::<f64>()
+                        .max(1e-30);
                     let nmse = err / sig;
                     worst = worst.max(nmse);
-                    if guards_ok && finite && nmse <= OP_TOL {
+                    worst_by_type[ti] = worst_by_type[ti].max(nmse);
+                    if guards_ok && finite && nmse <= op_tol(ty) {
                         pass += 1;
                     } else {
                         fail += 1;
@@ -120,7 +139,13 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
             }
         }
     }
-    println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e} (tolerance {OP_TOL:.0e})");
+    for (ty, w) in TYPES.iter().zip(worst_by_type) {
+        println!(
+            "op parity {ty}: worst NMSE {w:.3e} (tolerance {:.0e})",
+            op_tol(*ty)
+        );
+    }
+    println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e}");
     (pass, fail)
 }
 
@@ -128,6 +153,29 @@ fn log_softmax(x: &[f32]) -> Vec<f64> {
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let lse = x.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>().ln() + m;
     x.iter().map(|&v| v as f64 - lse).collect()
+}
+
+/// KL(want ‖ got) max, max |Δ log p| and top-1 changes where `want`'s margin exceeds 0.05.
+fn distance(want: &[f32], got: &[f32], v: usize) -> (f64, f64, usize) {
+    let (mut kl_max, mut d_max, mut miss) = (0f64, 0f64, 0);
+    for (r, o) in want.chunks(v).zip(got.chunks(v)) {
+        let (lr, lo) = (log_softmax(r), log_softmax(o));
+        let kl: f64 = lr.iter().zip(&lo).map(|(a, b)| a.exp() * (a - b)).sum();
+        let d = lr
+            .iter()
+            .zip(&lo)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        kl_max = kl_max.max(kl);
+        d_max = d_max.max(d);
+        let top = |x: &[f32]| (0..x.len()).fold(0, |b, i| if x[i] > x[b] { i } else { b });
+        let mut s = r.to_vec();
+        s.sort_by(|a, b| b.total_cmp(a));
+        if s[0] - s[1] > 0.05 && top(r) != top(o) {
+            miss += 1;
+        }
+    }
+    (kl_max, d_max, miss)
 }
 
 fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
@@ -175,29 +223,17 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         let got = gpu.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
         let secs = t0.elapsed().as_secs_f64();
         let v = oracle.cfg.n_vocab;
-        let (mut kl_max, mut d_max, mut top_miss) = (0f64, 0f64, 0);
-        for (r, o) in want.chunks(v).zip(got.chunks(v)) {
-            let (lr, lo) = (log_softmax(r), log_softmax(o));
-            let kl: f64 = lr.iter().zip(&lo).map(|(a, b)| a.exp() * (a - b)).sum();
-            let d = lr
-                .iter()
-                .zip(&lo)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f64::max);
-            kl_max = kl_max.max(kl);
-            d_max = d_max.max(d);
-            let top = |x: &[f32]| (0..x.len()).fold(0, |b, i| if x[i] > x[b] { i } else { b });
-            let mut s = r.to_vec();
-            s.sort_by(|a, b| b.total_cmp(a));
-            if s[0] - s[1] > 1e-3 && top(r) != top(o) {
-                top_miss += 1;
-            }
-        }
+        let cpu = Glimmer::open(&path, Box::new(Cpu::new(None).unwrap())).unwrap();
+        let mut kv = cpu.new_cache(64, 0);
+        let fast = cpu.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
+        let (kl, d, miss) = distance(&want, &got, v);
+        let (kl_cpu, d_cpu, _) = distance(&want, &fast, v);
         let finite = got.iter().all(|x| x.is_finite());
-        // cpu (ggml rounding) lands at KL ~1e-4 from cpu-ref; CUDA keeps f32 activations.
-        let ok = finite && kl_max <= 1e-6 && d_max <= 5e-3 && top_miss == 0;
+        // At least as close to the oracle as the CPU fast path (ggml's rounding), no top-1
+        // change at clear margins, nothing non-finite.
+        let ok = finite && kl <= kl_cpu.max(1e-9) && d <= d_cpu.max(1e-4) && miss == 0;
         println!(
-            "model {name:20} cuda vs cpu-ref: KL max {kl_max:.3e} max|Δ| {d_max:.3e} top1-miss {top_miss} ({} positions, {secs:.2} s) {}",
+            "model {name:20} vs cpu-ref: cuda KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} | cpu KL {kl_cpu:.3e} max|Δ| {d_cpu:.3e} ({} positions, {secs:.2} s) {}",
             tokens.len(),
             if ok { "ok" } else { "FAIL" }
         );

@@ -25,17 +25,19 @@ use crate::ops::Numerics;
 use crate::weights::{Matrix, Weights};
 
 const MATVEC_SRC: &str = include_str!("kernels/matvec.cu");
+const Q8ACT_SRC: &str = include_str!("kernels/q8act.cu");
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
 /// Warps per thread block (the kernel's `WARPS`).
 const WARPS: usize = 4;
 
 /// Weight types with a kernel: the kernel's name and the rows one warp computes (the
-/// kernel's `R` for the multi-row kernels, else 1).
+/// kernel's `R` for the multi-row kernels, else 1). Q4_K and Q6_K use the int8-activation
+/// dp4a kernels of `q8act.cu` (f32 activations made them arithmetic-bound at 1.4-1.9 TB/s).
 const KERNELS: &[(GgmlType, &str, usize)] = &[
-    (GgmlType::Q4_K, "mv_q4_k", 4),
+    (GgmlType::Q4_K, "mvq_q4_k", 4),
     (GgmlType::Q5_K, "mv_q5_k", 1),
-    (GgmlType::Q6_K, "mv_q6_k", 4),
+    (GgmlType::Q6_K, "mvq_q6_k", 4),
     (GgmlType::Q8_0, "mv_q8_0", 1),
     (GgmlType::F16, "mv_f16", 1),
     (GgmlType::BF16, "mv_bf16", 1),
@@ -69,6 +71,8 @@ pub struct Cuda {
     stream: Arc<CudaStream>,
     /// Kernels (up to `MAX_TOK` tokens, one token) and rows per thread block, by weight type.
     funcs: HashMap<GgmlType, (CudaFunction, CudaFunction, usize)>,
+    /// f32 activations → int8 blocks of 32 with scale and sum (for the dp4a kernels).
+    quantize: CudaFunction,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
@@ -101,13 +105,29 @@ impl Cuda {
             .compute_capability()
             .map_err(cuda_err("reading the compute capability"))?;
         let device_name = ctx.name().map_err(cuda_err("reading the device name"))?;
-        let ptx = compile_cached(MATVEC_SRC, cc, opts.cache_dir.as_deref())?;
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
-            .map_err(cuda_err("loading the matvec module"))?;
+        let mut modules = Vec::new();
+        for (tag, src) in [("matvec", MATVEC_SRC), ("q8act", Q8ACT_SRC)] {
+            let ptx = compile_cached(tag, src, cc, opts.cache_dir.as_deref())?;
+            modules.push(
+                ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+                    .map_err(cuda_err("loading a kernel module"))?,
+            );
+        }
+        let quantize = modules[1]
+            .load_function("quantize_q8_32")
+            .map_err(cuda_err("loading a kernel"))?;
         let mut funcs = HashMap::new();
         for &(ty, name, rows_per_warp) in KERNELS {
-            let load = |n: &str| module.load_function(n).map_err(cuda_err("loading a kernel"));
+            let module = if name.starts_with("mvq_") {
+                &modules[1]
+            } else {
+                &modules[0]
+            };
+            let load = |n: &str| {
+                module
+                    .load_function(n)
+                    .map_err(cuda_err("loading a kernel"))
+            };
             let (many, one) = (load(name)?, load(&format!("{name}_t1"))?);
             funcs.insert(ty, (many, one, WARPS * rows_per_warp));
         }
@@ -116,6 +136,7 @@ impl Cuda {
             ctx,
             stream,
             funcs,
+            quantize,
             weights: Mutex::new(HashMap::new()),
             device_name,
             compute_capability: cc,
@@ -171,6 +192,9 @@ impl Cuda {
         };
         let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);
         let f = if n_tok == 1 { one } else { many };
+        if matches!(ty, GgmlType::Q4_K | GgmlType::Q6_K) {
+            return self.matvec_q8(f, cfg, w, x, y, n_in, n_out, n_tok);
+        }
         for t0 in (0..n_tok).step_by(MAX_TOK) {
             let nt = (n_tok - t0).min(MAX_TOK) as i32;
             let xv = x.slice(t0 * n_in..);
@@ -186,6 +210,70 @@ impl Cuda {
             // matrix has exactly that size), `nt` rows of `x` from `t0` and writes `nt` rows
             // of `y` from `t0`; both views hold at least that many.
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching matvec"))?;
+        }
+        Ok(())
+    }
+
+    /// The dp4a path: quantize the activations on the device, then run the int8 kernel.
+    #[allow(clippy::too_many_arguments)]
+    fn matvec_q8(
+        &self,
+        f: &CudaFunction,
+        cfg: LaunchConfig,
+        w: &CudaView<'_, u8>,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaViewMut<'_, f32>,
+        n_in: usize,
+        n_out: usize,
+        n_tok: usize,
+    ) -> Result<()> {
+        if n_in % 32 != 0 || x.len() < n_tok * n_in {
+            return Err(Error::Cuda(format!(
+                "int8 activations need rows of a multiple of 32 (got {n_in})"
+            )));
+        }
+        let n_blocks = n_tok * n_in / 32;
+        let s = &self.stream;
+        let mut qa = s
+            .alloc_zeros::<i8>(n_tok * n_in)
+            .map_err(cuda_err("allocating"))?;
+        let mut da = s
+            .alloc_zeros::<f32>(n_blocks)
+            .map_err(cuda_err("allocating"))?;
+        let mut sa = s
+            .alloc_zeros::<f32>(n_blocks)
+            .map_err(cuda_err("allocating"))?;
+        let nb_i = n_blocks as i32;
+        let qcfg = LaunchConfig {
+            grid_dim: (n_blocks.div_ceil(WARPS) as u32, 1, 1),
+            block_dim: (32 * WARPS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = s.launch_builder(&self.quantize);
+        b.arg(x).arg(&mut qa).arg(&mut da).arg(&mut sa).arg(&nb_i);
+        // SAFETY: one warp per 32-element block reads `n_blocks * 32` values of `x` (checked
+        // above) and writes one block of `qa`, `da` and `sa` each, all sized `n_blocks`.
+        unsafe { b.launch(qcfg) }.map_err(cuda_err("launching quantize"))?;
+        let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);
+        let n_sub = n_in / 32;
+        for t0 in (0..n_tok).step_by(MAX_TOK) {
+            let nt = (n_tok - t0).min(MAX_TOK) as i32;
+            let qv = qa.slice(t0 * n_in..);
+            let dv = da.slice(t0 * n_sub..);
+            let sv = sa.slice(t0 * n_sub..);
+            let mut yv = y.slice_mut(t0 * n_out..);
+            let mut b = s.launch_builder(f);
+            b.arg(w)
+                .arg(&qv)
+                .arg(&dv)
+                .arg(&sv)
+                .arg(&mut yv)
+                .arg(&n_in_i)
+                .arg(&n_out_i)
+                .arg(&nt);
+            // SAFETY: as in `matvec_device`, with the int8 activations, scales and sums of
+            // tokens `t0..t0 + nt` (each view starts at token `t0` and holds them).
+            unsafe { b.launch(cfg) }.map_err(cuda_err("launching int8 matvec"))?;
         }
         Ok(())
     }
@@ -257,14 +345,19 @@ impl Backend for Cuda {
 }
 
 /// NVRTC-compiled PTX for `cc`, from the disk cache when present.
-fn compile_cached(src: &str, cc: (i32, i32), cache: Option<&std::path::Path>) -> Result<String> {
+fn compile_cached(
+    tag: &str,
+    src: &str,
+    cc: (i32, i32),
+    cache: Option<&std::path::Path>,
+) -> Result<String> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: plain out-parameters; the library's presence was checked by the caller.
     unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (src, cc, major, minor).hash(&mut h);
     let key = format!(
-        "matvec-{:016x}-sm{}{}-nvrtc{}.{}.ptx",
+        "{tag}-{:016x}-sm{}{}-nvrtc{}.{}.ptx",
         h.finish(),
         cc.0,
         cc.1,
@@ -298,5 +391,6 @@ pub fn compile_check(cc: (i32, i32)) -> Result<usize> {
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(Error::Cuda("NVRTC (libnvrtc.so) not found".into()));
     }
-    Ok(compile_cached(MATVEC_SRC, cc, None)?.len())
+    Ok(compile_cached("matvec", MATVEC_SRC, cc, None)?.len()
+        + compile_cached("q8act", Q8ACT_SRC, cc, None)?.len())
 }
