@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use muser_engine::cuda::{available, Cuda, CudaOptions};
+use muser_engine::cuda::{available, Cuda, CudaOptions, CudaSession};
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
 use muser_synth::{Preset, SynthConfig, TypePlan};
@@ -228,6 +228,29 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         let fast = cpu.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
         let (kl, d, miss) = distance(&want, &got, v);
         let (kl_cpu, d_cpu, _) = distance(&want, &fast, v);
+        // The whole token on the GPU (device KV cache, every op a kernel).
+        let dev = Cuda::new(cuda_opts).unwrap();
+        let mut sess = CudaSession::new(&dev, &gpu, 64).unwrap();
+        let mut whole = Vec::with_capacity(got.len());
+        let t1 = Instant::now();
+        for &t in &tokens {
+            whole.extend(sess.step(t).unwrap());
+        }
+        let secs_whole = t1.elapsed().as_secs_f64();
+        let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
+        let ok_w = whole.iter().all(|x| x.is_finite())
+            && kl_w <= kl_cpu.max(1e-9)
+            && d_w <= d_cpu.max(1e-4)
+            && miss_w == 0;
+        println!(
+            "model {name:20} vs cpu-ref: cuda session KL {kl_w:.3e} max|Δ| {d_w:.3e} top1-miss {miss_w} ({secs_whole:.2} s) {}",
+            if ok_w { "ok" } else { "FAIL" }
+        );
+        if ok_w {
+            pass += 1;
+        } else {
+            fail += 1;
+        }
         let finite = got.iter().all(|x| x.is_finite());
         // At least as close to the oracle as the CPU fast path (ggml's rounding), no top-1
         // change at clear margins, nothing non-finite.
@@ -298,7 +321,39 @@ fn bandwidth(cuda: &Cuda) {
     }
 }
 
+/// Decode speed of the whole-token session on a model file (e.g. the 30B synthetic one).
+fn session_speed(opts: &CudaOptions, path: &str) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let t0 = Instant::now();
+    let mut sess = CudaSession::new(&dev, &model, 256).unwrap();
+    println!(
+        "session on {path}: weights on the device in {:.1} s ({:.2} GB)",
+        t0.elapsed().as_secs_f64(),
+        dev.weight_bytes() as f64 / 1e9
+    );
+    for rep in 0..2 {
+        let t = Instant::now();
+        let n = 32;
+        for i in 0..n {
+            sess.step((i * 31 + 7) as u32).unwrap();
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "session decode {n} tokens (rep {rep}): {:.2} tok/s, {:.1} ms/token",
+            n as f64 / s,
+            1e3 * s / n as f64
+        );
+    }
+}
+
 fn main() {
+    if let Some(path) = std::env::args().nth(1) {
+        if available() {
+            session_speed(&CudaOptions::default(), &path);
+        }
+        return;
+    }
     if !available() {
         println!("cuda: skipped: no GPU");
         println!("cuda: 0 passed, 0 failed, 1 skipped");

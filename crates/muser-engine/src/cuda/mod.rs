@@ -26,6 +26,10 @@ use crate::weights::{Matrix, Weights};
 
 const MATVEC_SRC: &str = include_str!("kernels/matvec.cu");
 const Q8ACT_SRC: &str = include_str!("kernels/q8act.cu");
+const DECODE_SRC: &str = include_str!("kernels/decode.cu");
+
+mod session;
+pub use session::CudaSession;
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
 /// Warps per thread block (the kernel's `WARPS`).
@@ -46,6 +50,12 @@ const KERNELS: &[(GgmlType, &str, usize)] = &[
 
 fn cuda_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
     move |e| Error::Cuda(format!("{what}: {e:?}"))
+}
+
+struct Q8Scratch {
+    qa: CudaSlice<i8>,
+    da: CudaSlice<f32>,
+    sa: CudaSlice<f32>,
 }
 
 /// Whether a CUDA driver with at least one device can be used (never panics).
@@ -73,6 +83,11 @@ pub struct Cuda {
     funcs: HashMap<GgmlType, (CudaFunction, CudaFunction, usize)>,
     /// f32 activations → int8 blocks of 32 with scale and sum (for the dp4a kernels).
     quantize: CudaFunction,
+    /// The decode-step kernels of `decode.cu`, by name.
+    decode: HashMap<&'static str, CudaFunction>,
+    /// Reused int8-activation buffers (quants, scales, sums), grown on demand: allocating
+    /// them per product cost more than the product (stream order makes reuse safe).
+    q8_scratch: Mutex<Option<Q8Scratch>>,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
@@ -106,7 +121,11 @@ impl Cuda {
             .map_err(cuda_err("reading the compute capability"))?;
         let device_name = ctx.name().map_err(cuda_err("reading the device name"))?;
         let mut modules = Vec::new();
-        for (tag, src) in [("matvec", MATVEC_SRC), ("q8act", Q8ACT_SRC)] {
+        for (tag, src) in [
+            ("matvec", MATVEC_SRC),
+            ("q8act", Q8ACT_SRC),
+            ("decode", DECODE_SRC),
+        ] {
             let ptx = compile_cached(tag, src, cc, opts.cache_dir.as_deref())?;
             modules.push(
                 ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx))
@@ -116,6 +135,15 @@ impl Cuda {
         let quantize = modules[1]
             .load_function("quantize_q8_32")
             .map_err(cuda_err("loading a kernel"))?;
+        let mut decode = HashMap::new();
+        for name in session::DECODE_KERNELS {
+            decode.insert(
+                *name,
+                modules[2]
+                    .load_function(name)
+                    .map_err(cuda_err("loading a kernel"))?,
+            );
+        }
         let mut funcs = HashMap::new();
         for &(ty, name, rows_per_warp) in KERNELS {
             let module = if name.starts_with("mvq_") {
@@ -137,6 +165,8 @@ impl Cuda {
             stream,
             funcs,
             quantize,
+            decode,
+            q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
             device_name,
             compute_capability: cc,
@@ -144,7 +174,11 @@ impl Cuda {
     }
 
     /// The weight matrix on the device, uploaded on first use.
-    fn device_weights(&self, weights: &Weights, m: &Matrix) -> Result<Arc<CudaSlice<u8>>> {
+    pub(crate) fn device_weights(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+    ) -> Result<Arc<CudaSlice<u8>>> {
         let mut map = self.weights.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(w) = map.get(&m.name) {
             return Ok(Arc::clone(w));
@@ -234,15 +268,23 @@ impl Cuda {
         }
         let n_blocks = n_tok * n_in / 32;
         let s = &self.stream;
-        let mut qa = s
-            .alloc_zeros::<i8>(n_tok * n_in)
-            .map_err(cuda_err("allocating"))?;
-        let mut da = s
-            .alloc_zeros::<f32>(n_blocks)
-            .map_err(cuda_err("allocating"))?;
-        let mut sa = s
-            .alloc_zeros::<f32>(n_blocks)
-            .map_err(cuda_err("allocating"))?;
+        let mut guard = self.q8_scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_none_or(|q| q.da.len() < n_blocks) {
+            *guard = Some(Q8Scratch {
+                qa: s
+                    .alloc_zeros::<i8>(n_blocks * 32)
+                    .map_err(cuda_err("allocating activation scratch"))?,
+                da: s
+                    .alloc_zeros::<f32>(n_blocks)
+                    .map_err(cuda_err("allocating activation scratch"))?,
+                sa: s
+                    .alloc_zeros::<f32>(n_blocks)
+                    .map_err(cuda_err("allocating activation scratch"))?,
+            });
+        }
+        let q8: &mut Q8Scratch = Option::as_mut(&mut *guard)
+            .ok_or_else(|| Error::Cuda("activation scratch missing".into()))?;
+        let (qa, da, sa) = (&mut q8.qa, &mut q8.da, &mut q8.sa);
         let nb_i = n_blocks as i32;
         let qcfg = LaunchConfig {
             grid_dim: (n_blocks.div_ceil(WARPS) as u32, 1, 1),
@@ -250,7 +292,11 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         let mut b = s.launch_builder(&self.quantize);
-        b.arg(x).arg(&mut qa).arg(&mut da).arg(&mut sa).arg(&nb_i);
+        b.arg(x)
+            .arg(&mut *qa)
+            .arg(&mut *da)
+            .arg(&mut *sa)
+            .arg(&nb_i);
         // SAFETY: one warp per 32-element block reads `n_blocks * 32` values of `x` (checked
         // above) and writes one block of `qa`, `da` and `sa` each, all sized `n_blocks`.
         unsafe { b.launch(qcfg) }.map_err(cuda_err("launching quantize"))?;
@@ -392,5 +438,6 @@ pub fn compile_check(cc: (i32, i32)) -> Result<usize> {
         return Err(Error::Cuda("NVRTC (libnvrtc.so) not found".into()));
     }
     Ok(compile_cached("matvec", MATVEC_SRC, cc, None)?.len()
-        + compile_cached("q8act", Q8ACT_SRC, cc, None)?.len())
+        + compile_cached("q8act", Q8ACT_SRC, cc, None)?.len()
+        + compile_cached("decode", DECODE_SRC, cc, None)?.len())
 }

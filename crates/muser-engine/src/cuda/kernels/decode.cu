@@ -1,0 +1,162 @@
+// Element-wise, normalisation and attention kernels of one decode step (f32 throughout,
+// single sequence), so that a whole token runs on the GPU between one upload of the embedding
+// row and one download of the logits.
+//
+// Sizes are small (one row of 6656, 32 heads), so each kernel is one or a few thread blocks;
+// launch overhead, not bandwidth, is what these cost, which is why the step is later captured
+// as a CUDA graph.
+
+typedef unsigned int u32;
+
+#define BLOCK 1024
+
+__device__ __forceinline__ float block_sum(float v, float *shared) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    const int n_warps = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < n_warps ? shared[threadIdx.x] : 0.0f;
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) shared[0] = v;
+    __syncthreads();
+    return shared[0];
+}
+
+__device__ __forceinline__ float block_max(float v, float *shared) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    const int n_warps = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < n_warps ? shared[threadIdx.x] : -3.0e38f;
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (threadIdx.x == 0) shared[0] = v;
+    __syncthreads();
+    return shared[0];
+}
+
+// out = x / sqrt(mean(x^2) + eps) * w (w may be null: weightless). One block.
+extern "C" __global__ void rms_norm(const float *x, const float *w, float *out, int n, float eps) {
+    __shared__ float sh[32];
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) ss += x[i] * x[i];
+    const float scale = rsqrtf(block_sum(ss, sh) / n + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = x[i] * scale * (w ? w[i] : 1.0f);
+}
+
+// x += rms_norm(y, eps) * w (the post-attention / post-FFN tails). One block.
+extern "C" __global__ void add_rms_norm(float *x, const float *y, const float *w, int n, float eps) {
+    __shared__ float sh[32];
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) ss += y[i] * y[i];
+    const float scale = rsqrtf(block_sum(ss, sh) / n + eps);
+    for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] += y[i] * scale * w[i];
+}
+
+// Per-head RMSNorm of Q and K (weights qw, kw over head_dim), then RoPE with adjacent pairs
+// when `rope` is set. Block h < n_head works on Q head h, the next n_head_kv blocks on K.
+extern "C" __global__ void qk_norm_rope(float *q, float *k, const float *qw, const float *kw,
+                                        int n_head, int n_head_kv, int hd, float eps, int pos,
+                                        float base, int rope) {
+    __shared__ float sh[32];
+    const int h = blockIdx.x;
+    float *v = h < n_head ? q + h * hd : k + (h - n_head) * hd;
+    const float *w = h < n_head ? qw : kw;
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < hd; i += blockDim.x) ss += v[i] * v[i];
+    const float scale = rsqrtf(block_sum(ss, sh) / hd + eps);
+    __syncthreads();
+    for (int i = threadIdx.x; i < hd / 2; i += blockDim.x) {
+        float a = v[2 * i] * scale * w[2 * i];
+        float b = v[2 * i + 1] * scale * w[2 * i + 1];
+        if (rope) {
+            // theta = pos * base^(-2i/hd), in double like the oracle, then rounded.
+            const double theta = (double)pos * pow((double)base, -2.0 * i / hd);
+            const float c = (float)cos(theta), s = (float)sin(theta);
+            const float ra = a * c - b * s, rb = a * s + b * c;
+            a = ra;
+            b = rb;
+        }
+        v[2 * i] = a;
+        v[2 * i + 1] = b;
+    }
+}
+
+// Stores this token's K and V rows into cache slot `slot` (rows of kv_dim floats).
+extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, float *vc,
+                                    int kv_dim, int slot) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kv_dim; i += gridDim.x * blockDim.x) {
+        kc[(size_t)slot * kv_dim + i] = k[i];
+        vc[(size_t)slot * kv_dim + i] = v[i];
+    }
+}
+
+// Attention of one query over `n` cached rows, oldest first: row j (0 <= j < n) is in slot
+// (first + j) % cap, an address computed from the cache's explicit origin by the caller.
+// One block per query head; `scores` is [n_head, n] scratch.
+extern "C" __global__ void attend(const float *q, const float *kc, const float *vc, float *out,
+                                  float *scores, int n_head, int n_head_kv, int hd, int n,
+                                  int first, int cap, float scale) {
+    __shared__ float sh[32];
+    __shared__ float qs[256];
+    const int h = blockIdx.x;
+    const int kvh = h / (n_head / n_head_kv);
+    const int kv_dim = n_head_kv * hd;
+    for (int i = threadIdx.x; i < hd; i += blockDim.x) qs[i] = q[h * hd + i];
+    __syncthreads();
+    float *sc = scores + (size_t)h * n;
+    float mx = -3.0e38f;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        const float *kr = kc + (size_t)((first + j) % cap) * kv_dim + kvh * hd;
+        float d = 0.0f;
+        for (int i = 0; i < hd; i++) d += qs[i] * kr[i];
+        d *= scale;
+        sc[j] = d;
+        mx = fmaxf(mx, d);
+    }
+    mx = block_max(mx, sh);
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        const float e = expf(sc[j] - mx);
+        sc[j] = e;
+        sum += e;
+    }
+    sum = block_sum(sum, sh);
+    const float inv = 1.0f / sum;
+    __syncthreads();
+    for (int i = threadIdx.x; i < hd; i += blockDim.x) {
+        float acc = 0.0f;
+        for (int j = 0; j < n; j++)
+            acc += sc[j] * vc[(size_t)((first + j) % cap) * kv_dim + kvh * hd + i];
+        out[h * hd + i] = acc * inv;
+    }
+}
+
+// a *= sigmoid(g), element-wise.
+extern "C" __global__ void sigmoid_gate(float *a, const float *g, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] *= 1.0f / (1.0f + expf(-g[i]));
+}
+
+// g = silu(g) * u, element-wise.
+extern "C" __global__ void swiglu(float *g, const float *u, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const float v = g[i];
+        g[i] = v / (1.0f + expf(-v)) * u[i];
+    }
+}
+
+// l = cap * tanh(l * scale / cap) (cap 0: l * scale), element-wise.
+extern "C" __global__ void scale_softcap(float *l, int n, float scale, float cap) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const float v = l[i] * scale;
+        l[i] = cap != 0.0f ? cap * tanhf(v / cap) : v;
+    }
+}

@@ -1,0 +1,407 @@
+//! A single sequence decoded entirely on the GPU: the embedding row goes up, the logits come
+//! down, and every op of the Glimmer token in between runs as kernels on one stream, with the
+//! KV cache in device memory (f32 rings with explicit origins for sliding layers, planes for
+//! full layers). Held to the same parity bar as the matmul-only stage.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::{cuda_err, Cuda};
+use crate::error::{Error, Result};
+use crate::model::Glimmer;
+use crate::weights::Matrix;
+
+/// Kernels of `decode.cu` that the session launches.
+pub(crate) const DECODE_KERNELS: &[&str] = &[
+    "rms_norm",
+    "add_rms_norm",
+    "qk_norm_rope",
+    "kv_store",
+    "attend",
+    "sigmoid_gate",
+    "swiglu",
+    "scale_softcap",
+];
+
+/// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).
+#[derive(Debug, Clone, Copy)]
+struct Placement {
+    capacity: usize,
+    /// Window (sliding) or capacity (full).
+    window: usize,
+    origin_logical: usize,
+    origin_physical: usize,
+    len: usize,
+}
+
+impl Placement {
+    fn slot(&self, pos: usize) -> usize {
+        (self.origin_physical + (pos - self.origin_logical)) % self.capacity
+    }
+
+    /// Stores `pos` (the next position) and returns its slot.
+    fn append(&mut self, pos: usize) -> usize {
+        let slot = self.slot(pos);
+        if self.len == self.window {
+            self.origin_logical += 1;
+            self.origin_physical = (self.origin_physical + 1) % self.capacity;
+        } else {
+            self.len += 1;
+        }
+        slot
+    }
+}
+
+struct LayerState {
+    norms: [CudaSlice<f32>; 6],
+    k: CudaSlice<f32>,
+    v: CudaSlice<f32>,
+    place: Placement,
+}
+
+/// Device buffers of one decode step.
+struct Scratch {
+    x: CudaSlice<f32>,
+    h: CudaSlice<f32>,
+    q: CudaSlice<f32>,
+    k: CudaSlice<f32>,
+    v: CudaSlice<f32>,
+    gate: CudaSlice<f32>,
+    attn: CudaSlice<f32>,
+    o: CudaSlice<f32>,
+    g: CudaSlice<f32>,
+    u: CudaSlice<f32>,
+    logits: CudaSlice<f32>,
+    scores: CudaSlice<f32>,
+}
+
+/// One sequence on the GPU.
+pub struct CudaSession<'m> {
+    cuda: &'m Cuda,
+    model: &'m Glimmer,
+    layers: Vec<LayerState>,
+    output_norm: CudaSlice<f32>,
+    s: Scratch,
+    next: usize,
+    max_positions: usize,
+}
+
+fn elems(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(256) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn one_block(threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl<'m> CudaSession<'m> {
+    /// Uploads the model's weights (if not yet on the device) and allocates the KV cache for
+    /// `max_positions` positions.
+    pub fn new(cuda: &'m Cuda, model: &'m Glimmer, max_positions: usize) -> Result<Self> {
+        let c = &model.cfg;
+        let st = cuda.stream();
+        let up = |v: &[f32]| st.clone_htod(v).map_err(cuda_err("uploading norms"));
+        let zeros = |n: usize| {
+            st.alloc_zeros::<f32>(n.max(1))
+                .map_err(cuda_err("allocating"))
+        };
+        let mut layers = Vec::with_capacity(c.n_layer);
+        for (l, w) in model.weights.layers.iter().enumerate() {
+            for m in [
+                &w.attn_q,
+                &w.attn_k,
+                &w.attn_v,
+                &w.attn_gate,
+                &w.attn_output,
+            ] {
+                cuda.device_weights(&model.weights, m)?;
+            }
+            for m in [&w.ffn_gate, &w.ffn_up, &w.ffn_down] {
+                cuda.device_weights(&model.weights, m)?;
+            }
+            let cap = if c.sliding[l] {
+                c.sliding_window.min(max_positions)
+            } else {
+                max_positions
+            };
+            layers.push(LayerState {
+                norms: [
+                    up(&w.attn_norm)?,
+                    up(&w.attn_q_norm)?,
+                    up(&w.attn_k_norm)?,
+                    up(&w.post_attn_norm)?,
+                    up(&w.ffn_norm)?,
+                    up(&w.post_ffw_norm)?,
+                ],
+                k: zeros(cap * c.kv_dim())?,
+                v: zeros(cap * c.kv_dim())?,
+                place: Placement {
+                    capacity: cap.max(1),
+                    window: cap.max(1),
+                    origin_logical: 0,
+                    origin_physical: 0,
+                    len: 0,
+                },
+            });
+        }
+        cuda.device_weights(&model.weights, &model.weights.output)?;
+        let s = Scratch {
+            x: zeros(c.n_embd)?,
+            h: zeros(c.n_embd)?,
+            q: zeros(c.q_dim())?,
+            k: zeros(c.kv_dim())?,
+            v: zeros(c.kv_dim())?,
+            gate: zeros(c.q_dim())?,
+            attn: zeros(c.q_dim())?,
+            o: zeros(c.n_embd)?,
+            g: zeros(c.n_ff)?,
+            u: zeros(c.n_ff)?,
+            logits: zeros(c.n_vocab)?,
+            scores: zeros(c.n_head * max_positions)?,
+        };
+        Ok(CudaSession {
+            cuda,
+            model,
+            layers,
+            output_norm: up(&model.weights.output_norm)?,
+            s,
+            next: 0,
+            max_positions,
+        })
+    }
+
+    /// Positions processed so far.
+    pub fn len(&self) -> usize {
+        self.next
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.next == 0
+    }
+}
+
+fn launch_err(e: cudarc::driver::DriverError) -> Error {
+    Error::Cuda(format!("launching a decode kernel: {e:?}"))
+}
+
+fn matvec(
+    cuda: &Cuda,
+    model: &Glimmer,
+    m: &Matrix,
+    x: &CudaSlice<f32>,
+    y: &mut CudaSlice<f32>,
+) -> Result<()> {
+    let w = cuda.device_weights(&model.weights, m)?;
+    cuda.matvec_device(
+        m.ty,
+        &w.as_view(),
+        &x.as_view(),
+        &mut y.as_view_mut(),
+        m.n_in,
+        m.n_out,
+        1,
+    )
+}
+
+fn kernel<'a>(cuda: &'a Cuda, name: &str) -> Result<&'a cudarc::driver::CudaFunction> {
+    cuda.decode
+        .get(name)
+        .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))
+}
+
+impl CudaSession<'_> {
+    /// Runs one token at the next position and returns its logits (after scale and softcap).
+    pub fn step(&mut self, token: u32) -> Result<Vec<f32>> {
+        let (cuda, model) = (self.cuda, self.model);
+        let c = &model.cfg;
+        let pos = self.next;
+        if pos >= self.max_positions {
+            return Err(Error::CacheFull {
+                position: pos,
+                capacity: self.max_positions,
+            });
+        }
+        if token as usize >= c.n_vocab {
+            return Err(Error::TokenOutOfRange {
+                id: token,
+                n_vocab: c.n_vocab,
+            });
+        }
+        let st = self.cuda.stream().clone();
+        let (e, qd, kvd, ff) = (
+            c.n_embd as i32,
+            c.q_dim() as i32,
+            c.kv_dim() as i32,
+            c.n_ff as i32,
+        );
+        // The embedding row is dequantized on the host (one row, exactly as the oracle does).
+        let mut row = vec![0f32; c.n_embd];
+        model
+            .weights
+            .dequantize_row(&model.weights.token_embd, token as usize, &mut row)?;
+        st.memcpy_htod(&row, &mut self.s.x)
+            .map_err(cuda_err("uploading the embedding"))?;
+        let null: u64 = 0;
+        // SAFETY (all launches below): every pointer argument is a buffer of this session sized
+        // for the model's dimensions passed alongside it (n_embd, q_dim, kv_dim, n_ff, the
+        // cache capacity), and each kernel indexes only within those sizes.
+        unsafe {
+            let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
+            let x_ptr = &self.s.x;
+            b.arg(x_ptr).arg(&null).arg(x_ptr).arg(&e).arg(&c.rms_eps);
+            b.launch(one_block(1024)).map_err(launch_err)?;
+        }
+        for l in 0..c.n_layer {
+            let w = &model.weights.layers[l];
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
+                b.arg(&self.s.x)
+                    .arg(&self.layers[l].norms[0])
+                    .arg(&mut self.s.h)
+                    .arg(&e)
+                    .arg(&c.rms_eps);
+                b.launch(one_block(1024)).map_err(launch_err)?;
+            }
+            matvec(cuda, model, &w.attn_q, &self.s.h, &mut self.s.q)?;
+            matvec(cuda, model, &w.attn_k, &self.s.h, &mut self.s.k)?;
+            matvec(cuda, model, &w.attn_v, &self.s.h, &mut self.s.v)?;
+            matvec(cuda, model, &w.attn_gate, &self.s.h, &mut self.s.gate)?;
+            let rope = i32::from(c.sliding[l]);
+            let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
+            let p = pos as i32;
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "qk_norm_rope")?);
+                b.arg(&mut self.s.q)
+                    .arg(&mut self.s.k)
+                    .arg(&self.layers[l].norms[1])
+                    .arg(&self.layers[l].norms[2])
+                    .arg(&nh)
+                    .arg(&nkv)
+                    .arg(&hd)
+                    .arg(&c.rms_eps)
+                    .arg(&p)
+                    .arg(&c.rope_freq_base_swa)
+                    .arg(&rope);
+                let cfg = LaunchConfig {
+                    grid_dim: ((c.n_head + c.n_head_kv) as u32, 1, 1),
+                    block_dim: (64, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                b.launch(cfg).map_err(launch_err)?;
+            }
+            let lay = &mut self.layers[l];
+            let slot = lay.place.append(pos) as i32;
+            let first = lay.place.origin_physical as i32;
+            let n_vis = lay.place.len as i32;
+            let cap = lay.place.capacity as i32;
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "kv_store")?);
+                b.arg(&self.s.k)
+                    .arg(&self.s.v)
+                    .arg(&mut lay.k)
+                    .arg(&mut lay.v)
+                    .arg(&kvd)
+                    .arg(&slot);
+                b.launch(elems(c.kv_dim())).map_err(launch_err)?;
+            }
+            let scale = c.attn_scale();
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "attend")?);
+                b.arg(&self.s.q)
+                    .arg(&self.layers[l].k)
+                    .arg(&self.layers[l].v)
+                    .arg(&mut self.s.attn)
+                    .arg(&mut self.s.scores)
+                    .arg(&nh)
+                    .arg(&nkv)
+                    .arg(&hd)
+                    .arg(&n_vis)
+                    .arg(&first)
+                    .arg(&cap)
+                    .arg(&scale);
+                let cfg = LaunchConfig {
+                    grid_dim: (c.n_head as u32, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                b.launch(cfg).map_err(launch_err)?;
+            }
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "sigmoid_gate")?);
+                b.arg(&mut self.s.attn).arg(&self.s.gate).arg(&qd);
+                b.launch(elems(c.q_dim())).map_err(launch_err)?;
+            }
+            matvec(cuda, model, &w.attn_output, &self.s.attn, &mut self.s.o)?;
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "add_rms_norm")?);
+                b.arg(&mut self.s.x)
+                    .arg(&self.s.o)
+                    .arg(&self.layers[l].norms[3])
+                    .arg(&e)
+                    .arg(&c.post_norm_eps);
+                b.launch(one_block(1024)).map_err(launch_err)?;
+                let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
+                b.arg(&self.s.x)
+                    .arg(&self.layers[l].norms[4])
+                    .arg(&mut self.s.h)
+                    .arg(&e)
+                    .arg(&c.rms_eps);
+                b.launch(one_block(1024)).map_err(launch_err)?;
+            }
+            matvec(cuda, model, &w.ffn_gate, &self.s.h, &mut self.s.g)?;
+            matvec(cuda, model, &w.ffn_up, &self.s.h, &mut self.s.u)?;
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "swiglu")?);
+                b.arg(&mut self.s.g).arg(&self.s.u).arg(&ff);
+                b.launch(elems(c.n_ff)).map_err(launch_err)?;
+            }
+            matvec(cuda, model, &w.ffn_down, &self.s.g, &mut self.s.o)?;
+            unsafe {
+                let mut b = st.launch_builder(kernel(cuda, "add_rms_norm")?);
+                b.arg(&mut self.s.x)
+                    .arg(&self.s.o)
+                    .arg(&self.layers[l].norms[5])
+                    .arg(&e)
+                    .arg(&c.post_norm_eps);
+                b.launch(one_block(1024)).map_err(launch_err)?;
+            }
+        }
+        unsafe {
+            let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
+            b.arg(&self.s.x)
+                .arg(&self.output_norm)
+                .arg(&mut self.s.h)
+                .arg(&e)
+                .arg(&c.rms_eps);
+            b.launch(one_block(1024)).map_err(launch_err)?;
+        }
+        matvec(
+            cuda,
+            model,
+            &model.weights.output,
+            &self.s.h,
+            &mut self.s.logits,
+        )?;
+        let nv = c.n_vocab as i32;
+        unsafe {
+            let mut b = st.launch_builder(kernel(cuda, "scale_softcap")?);
+            b.arg(&mut self.s.logits)
+                .arg(&nv)
+                .arg(&c.logit_scale)
+                .arg(&c.softcap);
+            b.launch(elems(c.n_vocab)).map_err(launch_err)?;
+        }
+        let out = st
+            .clone_dtoh(&self.s.logits)
+            .map_err(cuda_err("copying logits back"))?;
+        self.next = pos + 1;
+        Ok(out)
+    }
+}
