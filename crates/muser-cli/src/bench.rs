@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use muser_engine::{Glimmer, LogitsFor, PREFILL_CHUNK};
 
-use crate::device::{backend, Device};
+use crate::device::{Device, Opened};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -84,8 +83,8 @@ pub fn run(args: Args) -> Result<()> {
 
 fn bench(args: &Args, threads: usize) -> Result<()> {
     let path = crate::model_path::resolve(args.model.clone())?;
-    let model = Glimmer::open(&path, backend(args.device, Some(threads))?)
-        .with_context(|| format!("loading {}", path.display()))?;
+    let opened = Opened::open(&path, args.device, Some(threads))?;
+    let model = &opened.model;
     let n_vocab = model.cfg.n_vocab;
     let size = model.weights.file().file_len();
     let params: u64 = model
@@ -104,7 +103,7 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         path.display(),
         size as f64 / (1u64 << 30) as f64,
         params as f64 / 1e9,
-        model.backend().name(),
+        opened.device_name(),
         bytes_per_token
     );
     println!(
@@ -120,11 +119,9 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         let mut rates = Vec::new();
         for rep in 0..=reps {
             let toks = tokens(n, n_vocab, 1 + rep as u64);
-            let mut kv = model.new_cache(n, 0);
+            let mut seq = opened.sequence(n)?;
             let t0 = Instant::now();
-            for chunk in toks.chunks(PREFILL_CHUNK) {
-                model.forward(&mut kv, chunk, LogitsFor::Last)?;
-            }
+            seq.feed(&toks)?;
             if rep > 0 {
                 rates.push(n as f64 / t0.elapsed().as_secs_f64());
             }
@@ -143,20 +140,19 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
                 depth + n <= max_ctx,
                 "tg{n} @ d{depth} exceeds the context of {max_ctx}"
             );
-            // Slack of n ring rows lets every repetition rewind to the depth exactly.
-            let mut kv = model.new_cache(depth + n, n);
+            let mut seq = opened.sequence(depth + n)?;
             let prefix = tokens(depth, n_vocab, 99);
-            for chunk in prefix.chunks(PREFILL_CHUNK) {
-                model.forward(&mut kv, chunk, LogitsFor::Last)?;
-            }
             let mut rates = Vec::new();
             for rep in 0..=reps {
-                kv.truncate(depth)
-                    .context("rewinding to the benchmark depth")?;
+                // Every repetition starts from the same `depth` cached positions.
+                seq.reset()?;
+                if depth > 0 {
+                    seq.feed(&prefix)?;
+                }
                 let toks = tokens(n, n_vocab, 1000 + rep as u64);
                 let t0 = Instant::now();
                 for &t in &toks {
-                    model.forward(&mut kv, &[t], LogitsFor::Last)?;
+                    seq.feed(&[t])?;
                 }
                 if rep > 0 {
                     rates.push(n as f64 / t0.elapsed().as_secs_f64());

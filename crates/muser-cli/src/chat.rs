@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use muser_engine::channels::{Channel, ChannelParser, Event, Marker};
-use muser_engine::{Generator, Glimmer, Sampler};
+use muser_engine::{Generator, Sampler};
 use muser_tokenizer::{ChatMessage, ChatTemplate, StreamDecoder, Tokenizer};
 
-use crate::device::{backend, Device};
+use crate::device::{Device, Opened};
 use crate::run::SamplingArgs;
 
 #[derive(clap::Args)]
@@ -60,8 +60,8 @@ impl Markers {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    let model = Glimmer::open(&path, backend(args.device, None)?)
-        .with_context(|| format!("loading {}", path.display()))?;
+    let opened = Opened::open(&path, args.device, None)?;
+    let model = &opened.model;
     let header = model.weights.file().header();
     let tok = Tokenizer::from_gguf(header)?;
     let template = ChatTemplate::from_gguf(header)
@@ -72,10 +72,9 @@ pub fn run(args: Args) -> Result<()> {
         eom: tok.eom(),
         stops: tok.stop_tokens(),
     };
-    let mut g = Generator::new(
-        &model,
+    let mut g = Generator::on(
+        opened.sequence(args.ctx.min(model.cfg.context_length))?,
         Sampler::new(args.sampling.params())?,
-        args.ctx.min(model.cfg.context_length),
     );
     let mut messages: Vec<ChatMessage> = args
         .system
@@ -99,7 +98,7 @@ pub fn run(args: Args) -> Result<()> {
             "/exit" | "/quit" => break,
             "/reset" => {
                 messages.retain(|m| m.role == "system");
-                g.reset();
+                g.reset()?;
                 continue;
             }
             "" => continue,
@@ -108,10 +107,10 @@ pub fn run(args: Args) -> Result<()> {
         messages.push(ChatMessage::new("user", line));
         let prompt = template.render_messages(&messages, None, true)?;
         let ids = tok.encode(&prompt, false, true);
-        if ids.len() + 1 >= g.kv.max_positions() {
+        if ids.len() + 1 >= g.capacity() {
             eprintln!(
                 "(the conversation no longer fits in {} positions; /reset to start over)",
-                g.kv.max_positions()
+                g.capacity()
             );
             messages.pop();
             continue;
@@ -121,7 +120,7 @@ pub fn run(args: Args) -> Result<()> {
             let new = ids[g.tokens.len()..].to_vec();
             g.prefill(&new)?;
         } else {
-            g.reset();
+            g.reset()?;
             g.prefill(&ids)?;
         }
         let (answer, reasoning) = reply(

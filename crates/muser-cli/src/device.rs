@@ -1,7 +1,10 @@
 //! `--device cpu|cpu-ref|cuda[:N]|auto`: parsed once into a typed choice, then a backend.
 
+use std::path::Path;
+
 use anyhow::{Context, Result};
-use muser_engine::{Backend, CpuRef};
+use muser_engine::cuda::{Cuda, CudaSession};
+use muser_engine::{Backend, CpuRef, Glimmer, HostSequence, Sequence};
 
 /// Where the model runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,17 +50,61 @@ pub fn backend(device: Device, threads: Option<usize>) -> Result<Box<dyn Backend
 }
 
 fn cuda(ordinal: usize) -> Result<Box<dyn Backend>> {
+    Ok(Box::new(cuda_device(ordinal)?))
+}
+
+fn cuda_device(ordinal: usize) -> Result<Cuda> {
     let opts = muser_engine::cuda::CudaOptions {
         ordinal,
         cache_dir: Some(crate::model_path::cache_dir().join("cuda")),
     };
-    let dev =
-        muser_engine::cuda::Cuda::new(&opts).with_context(|| format!("--device cuda:{ordinal}"))?;
+    let dev = Cuda::new(&opts).with_context(|| format!("--device cuda:{ordinal}"))?;
     eprintln!(
         "cuda:{ordinal}: {} (compute capability {}.{})",
         dev.device_name, dev.compute_capability.0, dev.compute_capability.1
     );
-    Ok(Box::new(dev))
+    Ok(dev)
+}
+
+/// A model opened for generation on a device: host backends run the graph over a host KV
+/// cache; CUDA runs whole tokens on the GPU (`CudaSession`).
+pub struct Opened {
+    pub model: Glimmer,
+    cuda: Option<Cuda>,
+}
+
+impl Opened {
+    pub fn open(path: &Path, device: Device, threads: Option<usize>) -> Result<Opened> {
+        let cuda = match device {
+            Device::Cuda(n) => Some(cuda_device(n)?),
+            Device::Auto if muser_engine::cuda::available() => Some(cuda_device(0)?),
+            _ => None,
+        };
+        // With CUDA the host backend only serves weight access (every op runs on the GPU).
+        let host: Box<dyn Backend> = match (&cuda, device) {
+            (Some(_), _) => Box::new(CpuRef::default()),
+            (None, d) => backend(d, threads)?,
+        };
+        let model =
+            Glimmer::open(path, host).with_context(|| format!("loading {}", path.display()))?;
+        Ok(Opened { model, cuda })
+    }
+
+    /// A new sequence holding up to `max_positions` positions.
+    pub fn sequence(&self, max_positions: usize) -> Result<Box<dyn Sequence + '_>> {
+        Ok(match &self.cuda {
+            Some(dev) => Box::new(CudaSession::new(dev, &self.model, max_positions)?),
+            None => Box::new(HostSequence::new(&self.model, max_positions)),
+        })
+    }
+
+    /// Where it runs, for reports.
+    pub fn device_name(&self) -> &str {
+        match &self.cuda {
+            Some(_) => "cuda",
+            None => self.model.backend().name(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use muser_engine::{Generator, Glimmer, Sampler, SamplingParams};
+use muser_engine::{Generator, Sampler, SamplingParams};
 use muser_tokenizer::{StreamDecoder, Tokenizer};
 
-use crate::device::{backend, Device};
+use crate::device::{Device, Opened};
 
 /// Sampling flags shared by `run` and `chat`.
 #[derive(clap::Args, Debug, Clone)]
@@ -79,8 +79,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    let model = Glimmer::open(&path, backend(args.device, None)?)
-        .with_context(|| format!("loading {}", path.display()))?;
+    let opened = Opened::open(&path, args.device, None)?;
+    let model = &opened.model;
     let tok = Tokenizer::from_gguf(model.weights.file().header())
         .with_context(|| format!("reading the tokenizer of {}", path.display()))?;
     let prompt = tok.encode(&args.prompt, tok.add_bos_default(), args.special);
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<()> {
         "the prompt has {} tokens; the context holds {ctx}",
         prompt.len()
     );
-    let mut g = Generator::new(&model, sampler, ctx);
+    let mut g = Generator::on(opened.sequence(ctx)?, sampler);
     g.prefill(&prompt)?;
     let stops = tok.stop_tokens();
     let mut dec = StreamDecoder::new(&tok, true);
@@ -118,7 +118,7 @@ pub fn run(args: Args) -> Result<()> {
         s.generation_time.as_secs_f64(),
         s.generation_tps(),
         path.display(),
-        model.backend().name()
+        opened.device_name()
     );
     Ok(())
 }

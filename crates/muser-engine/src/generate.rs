@@ -30,10 +30,63 @@ impl GenStats {
     }
 }
 
-/// One sequence: its KV cache, sampler and the logits of its newest position.
-pub struct Generator<'m> {
+/// A sequence being decoded on some device: feeds tokens at its next positions.
+pub trait Sequence {
+    /// Runs `tokens` and returns the logits of the last one (after scale and softcap).
+    fn feed(&mut self, tokens: &[u32]) -> Result<Vec<f32>>;
+    /// Positions processed so far.
+    fn len(&self) -> usize;
+    /// Most positions it can hold.
+    fn capacity(&self) -> usize;
+    /// Back to an empty sequence.
+    fn reset(&mut self) -> Result<()>;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A sequence on a host backend (`cpu`, `cpu-ref`): the model graph over a [`KvCache`],
+/// prompts in chunks of [`PREFILL_CHUNK`].
+pub struct HostSequence<'m> {
     model: &'m Glimmer,
     pub kv: KvCache,
+}
+
+impl<'m> HostSequence<'m> {
+    pub fn new(model: &'m Glimmer, max_positions: usize) -> HostSequence<'m> {
+        HostSequence {
+            kv: model.new_cache(max_positions, 0),
+            model,
+        }
+    }
+}
+
+impl Sequence for HostSequence<'_> {
+    fn feed(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        let mut logits = Vec::new();
+        for chunk in tokens.chunks(PREFILL_CHUNK) {
+            logits = self.model.forward(&mut self.kv, chunk, LogitsFor::Last)?;
+        }
+        Ok(logits)
+    }
+
+    fn len(&self) -> usize {
+        self.kv.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.kv.max_positions()
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        self.kv.clear();
+        Ok(())
+    }
+}
+
+/// One sequence: where it runs, its sampler and the logits of its newest position.
+pub struct Generator<'m> {
+    seq: Box<dyn Sequence + 'm>,
     pub sampler: Sampler,
     /// Tokens whose K/V rows are in the cache, in order.
     pub tokens: Vec<u32>,
@@ -42,10 +95,15 @@ pub struct Generator<'m> {
 }
 
 impl<'m> Generator<'m> {
+    /// A generator on the model's own (host) backend.
     pub fn new(model: &'m Glimmer, sampler: Sampler, max_positions: usize) -> Generator<'m> {
+        Generator::on(Box::new(HostSequence::new(model, max_positions)), sampler)
+    }
+
+    /// A generator over any sequence (e.g. a whole-token GPU session).
+    pub fn on(seq: Box<dyn Sequence + 'm>, sampler: Sampler) -> Generator<'m> {
         Generator {
-            kv: model.new_cache(max_positions, 0),
-            model,
+            seq,
             sampler,
             tokens: Vec::new(),
             logits: Vec::new(),
@@ -56,10 +114,8 @@ impl<'m> Generator<'m> {
     /// Feeds prompt tokens in chunks of [`PREFILL_CHUNK`]; keeps the last position's logits.
     pub fn prefill(&mut self, tokens: &[u32]) -> Result<()> {
         let t0 = Instant::now();
-        for chunk in tokens.chunks(PREFILL_CHUNK) {
-            self.logits = self.model.forward(&mut self.kv, chunk, LogitsFor::Last)?;
-            self.tokens.extend_from_slice(chunk);
-        }
+        self.logits = self.seq.feed(tokens)?;
+        self.tokens.extend_from_slice(tokens);
         self.sampler.observe(tokens);
         self.stats.prompt_tokens += tokens.len();
         self.stats.prompt_time += t0.elapsed();
@@ -70,9 +126,7 @@ impl<'m> Generator<'m> {
     pub fn next_token(&mut self) -> Result<u32> {
         let t0 = Instant::now();
         let token = self.sampler.sample(&self.logits)?;
-        self.logits = self
-            .model
-            .forward(&mut self.kv, &[token], LogitsFor::Last)?;
+        self.logits = self.seq.feed(&[token])?;
         self.tokens.push(token);
         self.stats.generated_tokens += 1;
         self.stats.generation_time += t0.elapsed();
@@ -91,13 +145,19 @@ impl<'m> Generator<'m> {
 
     /// Room left in the cache.
     pub fn remaining(&self) -> usize {
-        self.kv.max_positions() - self.kv.len()
+        self.seq.capacity() - self.seq.len()
+    }
+
+    /// Most positions the sequence holds.
+    pub fn capacity(&self) -> usize {
+        self.seq.capacity()
     }
 
     /// Rewinds to an empty sequence (keeps the allocations).
-    pub fn reset(&mut self) {
-        self.kv.clear();
+    pub fn reset(&mut self) -> Result<()> {
+        self.seq.reset()?;
         self.tokens.clear();
         self.logits.clear();
+        Ok(())
     }
 }

@@ -17,7 +17,7 @@ pub mod weights;
 pub use backend::{Backend, Cpu, CpuRef};
 pub use config::GlimmerConfig;
 pub use error::{Error, Result};
-pub use generate::{GenStats, Generator, PREFILL_CHUNK};
+pub use generate::{GenStats, Generator, HostSequence, Sequence, PREFILL_CHUNK};
 pub use kv::{KvCache, KvDtype, RingMeta};
 pub use model::{Glimmer, GraphFaults, LogitsFor};
 pub use ops::Numerics;

@@ -405,3 +405,31 @@ impl CudaSession<'_> {
         Ok(out)
     }
 }
+
+impl crate::generate::Sequence for CudaSession<'_> {
+    fn feed(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        let mut logits = Vec::new();
+        for &t in tokens {
+            logits = self.step(t)?;
+        }
+        Ok(logits)
+    }
+
+    fn len(&self) -> usize {
+        self.next
+    }
+
+    fn capacity(&self) -> usize {
+        self.max_positions
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        for l in &mut self.layers {
+            l.place.origin_logical = 0;
+            l.place.origin_physical = 0;
+            l.place.len = 0;
+        }
+        self.next = 0;
+        Ok(())
+    }
+}
