@@ -129,11 +129,14 @@ impl Sampler {
         } else {
             let mut cand: Vec<(u32, f32)> =
                 l.iter().enumerate().map(|(i, &v)| (i as u32, v)).collect();
-            // Stable order: by logit, then by id, so ties never depend on sort internals.
-            cand.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            // A total order (logit, then id) so that ties never depend on sort internals; with
+            // top-k, select the k best first (the vocabulary is 202,048 wide) and sort those.
+            let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
             if p.top_k > 0 && p.top_k < cand.len() {
+                cand.select_nth_unstable_by(p.top_k - 1, order);
                 cand.truncate(p.top_k);
             }
+            cand.sort_by(order);
             let probs = softmax(&cand, 1.0);
             if p.top_p < 1.0 {
                 let mut acc = 0.0;
@@ -298,6 +301,24 @@ mod tests {
             2,
             "only logits within ln(1/0.9) of the best"
         );
+    }
+
+    #[test]
+    fn top_k_selection_equals_a_full_sort_with_ties() {
+        // Many equal logits: the k kept must be the smallest ids among the ties.
+        let l: Vec<f32> = (0..1000).map(|i| ((i * 7) % 13) as f32).collect();
+        let mut s = Sampler::new(SamplingParams {
+            top_k: 20,
+            top_p: 1.0,
+            ..Default::default()
+        })
+        .unwrap();
+        s.sample(&l).unwrap();
+        let mut all: Vec<(u32, f32)> = l.iter().enumerate().map(|(i, &v)| (i as u32, v)).collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let kept: Vec<u32> = s.distribution().iter().map(|c| c.0).collect();
+        let want: Vec<u32> = all[..20].iter().map(|c| c.0).collect();
+        assert_eq!(kept, want);
     }
 
     #[test]
