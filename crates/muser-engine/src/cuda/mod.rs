@@ -159,7 +159,12 @@ impl Cuda {
             let (many, one) = (load(name)?, load(&format!("{name}_t1"))?);
             funcs.insert(ty, (many, one, WARPS * rows_per_warp));
         }
-        let stream = ctx.default_stream();
+        // One created stream does all the work (a CUDA graph cannot be captured on the legacy
+        // default stream), so stream order alone orders every use of a buffer.
+        // SAFETY: no buffer is shared with another stream, which is what event tracking
+        // would otherwise synchronise.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(cuda_err("creating a stream"))?;
         Ok(Cuda {
             ctx,
             stream,

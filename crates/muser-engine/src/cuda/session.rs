@@ -81,6 +81,11 @@ pub struct CudaSession<'m> {
     layers: Vec<LayerState>,
     output_norm: CudaSlice<f32>,
     s: Scratch,
+    /// Per-step values the kernels read from device memory: `[pos, (slot, first, n) per layer]`.
+    params: CudaSlice<i32>,
+    /// The step's kernels captured once (after a warm-up step) and replayed every token.
+    graph: Option<cudarc::driver::CudaGraph>,
+    steps: usize,
     next: usize,
     max_positions: usize,
 }
@@ -166,12 +171,18 @@ impl<'m> CudaSession<'m> {
             logits: zeros(c.n_vocab)?,
             scores: zeros(c.n_head * max_positions)?,
         };
+        let params = st
+            .alloc_zeros::<i32>(1 + 3 * c.n_layer)
+            .map_err(cuda_err("allocating"))?;
         Ok(CudaSession {
             cuda,
             model,
             layers,
             output_norm: up(&model.weights.output_norm)?,
             s,
+            params,
+            graph: None,
+            steps: 0,
             next: 0,
             max_positions,
         })
@@ -218,6 +229,9 @@ fn kernel<'a>(cuda: &'a Cuda, name: &str) -> Result<&'a cudarc::driver::CudaFunc
 
 impl CudaSession<'_> {
     /// Runs one token at the next position and returns its logits (after scale and softcap).
+    ///
+    /// The first step runs the kernels directly (it also sizes every scratch buffer); the
+    /// second captures them as a CUDA graph, which every later step replays.
     pub fn step(&mut self, token: u32) -> Result<Vec<f32>> {
         let (cuda, model) = (self.cuda, self.model);
         let c = &model.cfg;
@@ -234,13 +248,7 @@ impl CudaSession<'_> {
                 n_vocab: c.n_vocab,
             });
         }
-        let st = self.cuda.stream().clone();
-        let (e, qd, kvd, ff) = (
-            c.n_embd as i32,
-            c.q_dim() as i32,
-            c.kv_dim() as i32,
-            c.n_ff as i32,
-        );
+        let st = cuda.stream().clone();
         // The embedding row is dequantized on the host (one row, exactly as the oracle does).
         let mut row = vec![0f32; c.n_embd];
         model
@@ -248,6 +256,57 @@ impl CudaSession<'_> {
             .dequantize_row(&model.weights.token_embd, token as usize, &mut row)?;
         st.memcpy_htod(&row, &mut self.s.x)
             .map_err(cuda_err("uploading the embedding"))?;
+        // Ring placement by explicit origins, then the step's parameters to the device.
+        let mut params = Vec::with_capacity(1 + 3 * c.n_layer);
+        params.push(pos as i32);
+        for lay in &mut self.layers {
+            let slot = lay.place.append(pos);
+            params.extend([
+                slot as i32,
+                lay.place.origin_physical as i32,
+                lay.place.len as i32,
+            ]);
+        }
+        st.memcpy_htod(&params, &mut self.params)
+            .map_err(cuda_err("uploading step parameters"))?;
+        match (&self.graph, self.steps) {
+            (Some(g), _) => g.launch().map_err(launch_err)?,
+            (None, 0) => self.enqueue()?,
+            (None, _) => {
+                st.begin_capture(
+                    cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+                .map_err(cuda_err("starting graph capture"))?;
+                let enqueued = self.enqueue();
+                let graph = st
+                    .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                    .map_err(cuda_err("capturing the decode graph"))?;
+                enqueued?;
+                let g = graph.ok_or_else(|| Error::Cuda("empty decode graph".into()))?;
+                g.launch().map_err(launch_err)?;
+                self.graph = Some(g);
+            }
+        }
+        let out = st
+            .clone_dtoh(&self.s.logits)
+            .map_err(cuda_err("copying logits back"))?;
+        self.steps += 1;
+        self.next = pos + 1;
+        Ok(out)
+    }
+
+    /// Every kernel of one token, in order, on the session's stream (no host work, no
+    /// allocation, no value that changes between steps except through device memory).
+    fn enqueue(&mut self) -> Result<()> {
+        let (cuda, model) = (self.cuda, self.model);
+        let c = &model.cfg;
+        let st = cuda.stream().clone();
+        let (e, qd, kvd, ff) = (
+            c.n_embd as i32,
+            c.q_dim() as i32,
+            c.kv_dim() as i32,
+            c.n_ff as i32,
+        );
         let null: u64 = 0;
         // SAFETY (all launches below): every pointer argument is a buffer of this session sized
         // for the model's dimensions passed alongside it (n_embd, q_dim, kv_dim, n_ff, the
@@ -274,8 +333,8 @@ impl CudaSession<'_> {
             matvec(cuda, model, &w.attn_v, &self.s.h, &mut self.s.v)?;
             matvec(cuda, model, &w.attn_gate, &self.s.h, &mut self.s.gate)?;
             let rope = i32::from(c.sliding[l]);
+            let pos_p = self.params.slice(0..1);
             let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
-            let p = pos as i32;
             unsafe {
                 let mut b = st.launch_builder(kernel(cuda, "qk_norm_rope")?);
                 b.arg(&mut self.s.q)
@@ -286,7 +345,7 @@ impl CudaSession<'_> {
                     .arg(&nkv)
                     .arg(&hd)
                     .arg(&c.rms_eps)
-                    .arg(&p)
+                    .arg(&pos_p)
                     .arg(&c.rope_freq_base_swa)
                     .arg(&rope);
                 let cfg = LaunchConfig {
@@ -297,10 +356,9 @@ impl CudaSession<'_> {
                 b.launch(cfg).map_err(launch_err)?;
             }
             let lay = &mut self.layers[l];
-            let slot = lay.place.append(pos) as i32;
-            let first = lay.place.origin_physical as i32;
-            let n_vis = lay.place.len as i32;
             let cap = lay.place.capacity as i32;
+            let slot = self.params.slice(1 + 3 * l..2 + 3 * l);
+            let meta = self.params.slice(2 + 3 * l..4 + 3 * l);
             unsafe {
                 let mut b = st.launch_builder(kernel(cuda, "kv_store")?);
                 b.arg(&self.s.k)
@@ -322,8 +380,7 @@ impl CudaSession<'_> {
                     .arg(&nh)
                     .arg(&nkv)
                     .arg(&hd)
-                    .arg(&n_vis)
-                    .arg(&first)
+                    .arg(&meta)
                     .arg(&cap)
                     .arg(&scale);
                 let cfg = LaunchConfig {
@@ -398,11 +455,7 @@ impl CudaSession<'_> {
                 .arg(&c.softcap);
             b.launch(elems(c.n_vocab)).map_err(launch_err)?;
         }
-        let out = st
-            .clone_dtoh(&self.s.logits)
-            .map_err(cuda_err("copying logits back"))?;
-        self.next = pos + 1;
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -430,6 +483,7 @@ impl crate::generate::Sequence for CudaSession<'_> {
             l.place.len = 0;
         }
         self.next = 0;
+        // The captured graph stays valid: it reads the (reset) placement from device memory.
         Ok(())
     }
 }

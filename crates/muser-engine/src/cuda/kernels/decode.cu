@@ -3,8 +3,9 @@
 // row and one download of the logits.
 //
 // Sizes are small (one row of 6656, 32 heads), so each kernel is one or a few thread blocks;
-// launch overhead, not bandwidth, is what these cost, which is why the step is later captured
-// as a CUDA graph.
+// launch overhead, not bandwidth, is what these cost, which is why the step is captured as a
+// CUDA graph: everything that changes from step to step (position, ring slots, window) is
+// read from device memory.
 
 typedef unsigned int u32;
 
@@ -60,9 +61,11 @@ extern "C" __global__ void add_rms_norm(float *x, const float *y, const float *w
 
 // Per-head RMSNorm of Q and K (weights qw, kw over head_dim), then RoPE with adjacent pairs
 // when `rope` is set. Block h < n_head works on Q head h, the next n_head_kv blocks on K.
+// `pos_p` points at the position in device memory, so a captured graph replays every step.
 extern "C" __global__ void qk_norm_rope(float *q, float *k, const float *qw, const float *kw,
-                                        int n_head, int n_head_kv, int hd, float eps, int pos,
-                                        float base, int rope) {
+                                        int n_head, int n_head_kv, int hd, float eps,
+                                        const int *pos_p, float base, int rope) {
+    const int pos = *pos_p;
     __shared__ float sh[32];
     const int h = blockIdx.x;
     float *v = h < n_head ? q + h * hd : k + (h - n_head) * hd;
@@ -89,7 +92,8 @@ extern "C" __global__ void qk_norm_rope(float *q, float *k, const float *qw, con
 
 // Stores this token's K and V rows into cache slot `slot` (rows of kv_dim floats).
 extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, float *vc,
-                                    int kv_dim, int slot) {
+                                    int kv_dim, const int *slot_p) {
+    const int slot = *slot_p;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kv_dim; i += gridDim.x * blockDim.x) {
         kc[(size_t)slot * kv_dim + i] = k[i];
         vc[(size_t)slot * kv_dim + i] = v[i];
@@ -98,10 +102,12 @@ extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, f
 
 // Attention of one query over `n` cached rows, oldest first: row j (0 <= j < n) is in slot
 // (first + j) % cap, an address computed from the cache's explicit origin by the caller.
-// One block per query head; `scores` is [n_head, n] scratch.
+// One block per query head; `scores` is [n_head, n] scratch. `meta` = (first, n) in device
+// memory (see `qk_norm_rope`).
 extern "C" __global__ void attend(const float *q, const float *kc, const float *vc, float *out,
-                                  float *scores, int n_head, int n_head_kv, int hd, int n,
-                                  int first, int cap, float scale) {
+                                  float *scores, int n_head, int n_head_kv, int hd,
+                                  const int *meta, int cap, float scale) {
+    const int first = meta[0], n = meta[1];
     __shared__ float sh[32];
     __shared__ float qs[256];
     const int h = blockIdx.x;
