@@ -24,8 +24,16 @@ use crate::kv::KvDtype;
 use crate::ops::Numerics;
 use crate::weights::{Matrix, Weights};
 
-const MATVEC_SRC: &str = include_str!("kernels/matvec.cu");
-const Q8ACT_SRC: &str = include_str!("kernels/q8act.cu");
+// `kernels/common.cuh` holds helpers shared by the matvec sources; NVRTC gets no include
+// path, so it is prepended to each.
+const MATVEC_SRC: &str = concat!(
+    include_str!("kernels/common.cuh"),
+    include_str!("kernels/matvec.cu")
+);
+const Q8ACT_SRC: &str = concat!(
+    include_str!("kernels/common.cuh"),
+    include_str!("kernels/q8act.cu")
+);
 const DECODE_SRC: &str = include_str!("kernels/decode.cu");
 
 mod session;

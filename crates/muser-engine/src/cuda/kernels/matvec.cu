@@ -1,45 +1,15 @@
-// Quantized matrix × activation products for decode and short batches.
+// Quantized matrix × activation products with f32 activations (Q5_K, Q8_0, F16, BF16, F32;
+// Q4_K and Q6_K use the int8-activation kernels of q8act.cu), for decode and short batches.
 //
 // Layout: W is n_out ggml rows of n_in elements in the GGUF block format, as stored in the
-// file; X is [n_tok, n_in] f32 row-major; Y is [n_tok, n_out] f32. Activations stay f32 (no
-// rounding: the CUDA path is held to the exact oracle). One warp computes one output row for
-// up to MAX_TOK tokens: each lane decodes a fixed slice of a block once and multiplies it with
-// every token's activations, accumulating in f32; a warp shuffle reduces the lanes.
+// file; X is [n_tok, n_in] f32 row-major; Y is [n_tok, n_out] f32. One warp computes one
+// output row for up to MAX_TOK tokens: each lane decodes a fixed slice of a block once and
+// multiplies it with every token's activations, accumulating in f32; a warp shuffle reduces
+// the lanes. `common.cuh` is prepended at compile time.
 //
 // Header-free on purpose (NVRTC without toolkit headers): f16 is converted with PTX cvt.
 
-#define WARPS 4
-#define MAX_TOK 8
-
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-
-__device__ __forceinline__ float h2f(u16 h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-
 __device__ __forceinline__ float bf2f(u16 h) { return __uint_as_float(((u32)h) << 16); }
-
-__device__ __forceinline__ u16 ld16(const u8 *p) { return (u16)p[0] | ((u16)p[1] << 8); }
-
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// ggml's get_scale_min_k4: 6-bit scale and min of sub-block j (0..8) of a Q4_K/Q5_K block.
-__device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m) {
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
 
 // Writes each token's sum for this warp's row.
 template <int NT>
@@ -63,94 +33,7 @@ __device__ __forceinline__ void finish(const float *acc, int n_tok, float *y, in
     float acc[NT];                                                          \
     _Pragma("unroll") for (int t = 0; t < NT; t++) acc[t] = 0.0f;
 
-#define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
-
-__device__ __forceinline__ float nib_dot(u32 q, int shift, float4 a) {
-    return (float)((q >> shift) & 0xF) * a.x + (float)((q >> (shift + 8)) & 0xF) * a.y +
-           (float)((q >> (shift + 16)) & 0xF) * a.z + (float)((q >> (shift + 24)) & 0xF) * a.w;
-}
-
 __device__ __forceinline__ float hsum4(float4 a) { return (a.x + a.y) + (a.z + a.w); }
-
-// Multi-row kernels: one warp computes R consecutive rows, so every activation value loaded
-// is used R times (loading x dominated the one-row-per-warp version: 7 bytes of activations
-// per byte of Q4_K weights).
-#define R 4
-
-#define MULTI_ROW_PROLOGUE(BLOCK_BYTES)                                          \
-    const int lane = threadIdx.x & 31;                                           \
-    const int row0 = (blockIdx.x * WARPS + (threadIdx.x >> 5)) * R;              \
-    if (row0 >= n_out) return;                                                   \
-    const int nb = n_in / 256;                                                   \
-    const size_t row_bytes = (size_t)nb * (BLOCK_BYTES);                         \
-    float acc[R][NT];                                                       \
-    _Pragma("unroll") for (int r = 0; r < R; r++)                                \
-        _Pragma("unroll") for (int t = 0; t < NT; t++) acc[r][t] = 0.0f;
-
-template <int NT>
-__device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *y, int n_out,
-                                            int row0) {
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            if (t < n_tok) {
-                float s = warp_sum(acc[r][t]);
-                if ((threadIdx.x & 31) == 0 && row0 + r < n_out) y[(size_t)t * n_out + row0 + r] = s;
-            }
-        }
-    }
-}
-
-// Q4_K: 144-byte blocks of 256. Lane = (block slot 0..7, pair k 0..3): 64 elements of each of
-// the warp's R rows; the 32 quant bytes per row are loaded as two 16-byte vectors.
-template <int NT>
-__device__ __forceinline__ void mv_q4_k_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
-                                   int n_tok) {
-    MULTI_ROW_PROLOGUE(144)
-    const int k = lane & 3;
-    for (int b = lane >> 2; b < nb; b += 8) {
-        u32 q[R][8];
-        float d0[R], d1[R], m0f[R], m1f[R];
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int rr = min(row0 + r, n_out - 1);
-            const u8 *blk = w + (size_t)rr * row_bytes + (size_t)b * 144;
-            const u32 dd = *(const u32 *)blk;
-            const float d = h2f((u16)(dd & 0xFFFF)), dmin = h2f((u16)(dd >> 16));
-            int sc0, m0, sc1, m1;
-            scale_min_k4(2 * k, blk + 4, &sc0, &m0);
-            scale_min_k4(2 * k + 1, blk + 4, &sc1, &m1);
-            const uint4 *qv = (const uint4 *)(blk + 16 + 32 * k);
-            const uint4 qa = qv[0], qb = qv[1];
-            q[r][0] = qa.x; q[r][1] = qa.y; q[r][2] = qa.z; q[r][3] = qa.w;
-            q[r][4] = qb.x; q[r][5] = qb.y; q[r][6] = qb.z; q[r][7] = qb.w;
-            d0[r] = d * sc0; d1[r] = d * sc1; m0f[r] = dmin * m0; m1f[r] = dmin * m1;
-        }
-        FOR_TOKENS {
-            const float4 *xa = (const float4 *)(x + (size_t)t * n_in + b * 256 + 64 * k);
-            float s0[R], s1[R];
-#pragma unroll
-            for (int r = 0; r < R; r++) { s0[r] = 0.f; s1[r] = 0.f; }
-            float x0 = 0.f, x1 = 0.f;
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                const float4 a = xa[i], c = xa[i + 8];
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    s0[r] += nib_dot(q[r][i], 0, a);
-                    s1[r] += nib_dot(q[r][i], 4, c);
-                }
-                x0 += hsum4(a);
-                x1 += hsum4(c);
-            }
-#pragma unroll
-            for (int r = 0; r < R; r++)
-                acc[r][t] += d0[r] * s0[r] - m0f[r] * x0 + d1[r] * s1[r] - m1f[r] * x1;
-        }
-    }
-    finish_rows<NT>(acc, n_tok, y, n_out, row0);
-}
 
 // The four quants of bytes of `q` (low or high nibbles per `shift`), plus the high bit `bit`
 // of the matching bytes of `h`, times four activations.
@@ -198,69 +81,6 @@ __device__ __forceinline__ void mv_q5_k_body(const u8 *w, const float *x, float 
         }
     }
     finish<NT>(acc, n_tok, y, n_out, row);
-}
-
-// Q6_K: 210-byte blocks (2-byte aligned): ql[128], qh[64], scales[16] (int8), d. Lane =
-// (block slot 0..3, half h 0..1, quarter r 0..3): l = 8r..8r+8 of half h, four quants per l,
-// for each of the warp's R rows.
-template <int NT>
-__device__ __forceinline__ void mv_q6_k_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
-                                   int n_tok) {
-    MULTI_ROW_PROLOGUE(210)
-    const int h = (lane >> 2) & 1, qr = lane & 3;
-    for (int b = lane >> 3; b < nb; b += 4) {
-        float q1[R][8], q2[R][8], q3[R][8], q4[R][8];
-        float d1[R], d2[R], d3[R], d4[R];
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int rr = min(row0 + r, n_out - 1);
-            const u8 *blk = w + (size_t)rr * row_bytes + (size_t)b * 210;
-            const float d = h2f(*(const u16 *)(blk + 208));
-            const signed char *sc = (const signed char *)(blk + 192);
-            const u16 *ql = (const u16 *)(blk + 64 * h + 8 * qr);
-            const u16 *qc = (const u16 *)(blk + 64 * h + 32 + 8 * qr);
-            const u16 *qh = (const u16 *)(blk + 128 + 32 * h + 8 * qr);
-            const int is = qr / 2;
-            d1[r] = d * sc[8 * h + is];
-            d2[r] = d * sc[8 * h + is + 2];
-            d3[r] = d * sc[8 * h + is + 4];
-            d4[r] = d * sc[8 * h + is + 6];
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const u16 a2 = ql[j], c2 = qc[j], h2 = qh[j];
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const u32 a = (a2 >> (8 * e)) & 0xFF, c = (c2 >> (8 * e)) & 0xFF;
-                    const u32 hb = (h2 >> (8 * e)) & 0xFF;
-                    q1[r][2 * j + e] = (float)((int)((a & 0xF) | ((hb & 3) << 4)) - 32);
-                    q2[r][2 * j + e] = (float)((int)((c & 0xF) | (((hb >> 2) & 3) << 4)) - 32);
-                    q3[r][2 * j + e] = (float)((int)((a >> 4) | (((hb >> 4) & 3) << 4)) - 32);
-                    q4[r][2 * j + e] = (float)((int)((c >> 4) | (((hb >> 6) & 3) << 4)) - 32);
-                }
-            }
-        }
-        FOR_TOKENS {
-            const float4 *xb = (const float4 *)(x + (size_t)t * n_in + b * 256 + 128 * h + 8 * qr);
-            float s1[R], s2[R], s3[R], s4[R];
-#pragma unroll
-            for (int r = 0; r < R; r++) { s1[r] = 0.f; s2[r] = 0.f; s3[r] = 0.f; s4[r] = 0.f; }
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const float4 a = xb[j], c = xb[j + 8], e = xb[j + 16], g = xb[j + 24];
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    s1[r] += q1[r][4 * j] * a.x + q1[r][4 * j + 1] * a.y + q1[r][4 * j + 2] * a.z + q1[r][4 * j + 3] * a.w;
-                    s2[r] += q2[r][4 * j] * c.x + q2[r][4 * j + 1] * c.y + q2[r][4 * j + 2] * c.z + q2[r][4 * j + 3] * c.w;
-                    s3[r] += q3[r][4 * j] * e.x + q3[r][4 * j + 1] * e.y + q3[r][4 * j + 2] * e.z + q3[r][4 * j + 3] * e.w;
-                    s4[r] += q4[r][4 * j] * g.x + q4[r][4 * j + 1] * g.y + q4[r][4 * j + 2] * g.z + q4[r][4 * j + 3] * g.w;
-                }
-            }
-#pragma unroll
-            for (int r = 0; r < R; r++)
-                acc[r][t] += d1[r] * s1[r] + d2[r] * s2[r] + d3[r] * s3[r] + d4[r] * s4[r];
-        }
-    }
-    finish_rows<NT>(acc, n_tok, y, n_out, row0);
 }
 
 // Q8_0: 34-byte blocks (2-byte aligned) of 32: d (f16), 32 int8. Lane = (block slot 0..7,
@@ -376,9 +196,7 @@ __device__ __forceinline__ void mv_f32_body(const u8 *w, const float *x, float *
                                          int n_out, int n_tok) {                            \
         NAME##_body<1>(w, x, y, n_in, n_out, 1);                                             \
     }
-ENTRY(mv_q4_k)
 ENTRY(mv_q5_k)
-ENTRY(mv_q6_k)
 ENTRY(mv_q8_0)
 ENTRY(mv_f16)
 ENTRY(mv_bf16)

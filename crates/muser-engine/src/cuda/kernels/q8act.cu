@@ -1,34 +1,14 @@
 // Activation quantization and dp4a matrix × vector kernels for the k-quants.
 //
 // The activation row is quantized once per launch group to int8 in blocks of 32 (scale
-// d = max|x| / 127, round to nearest) with each block's exact f32 sum kept for the k-quant
-// min terms. The weight quants are then multiplied four at a time with __dp4a, which keeps
-// Q4_K/Q6_K at the memory-bandwidth limit instead of the arithmetic limit that f32
-// activations hit (stage 1: 1.4 TB/s for Q4_K). Finer than ggml's Q8_K activation blocks
-// (256), so at least as close to the exact oracle as the CPU fast path.
+// d = max|x| / 127, round to nearest), each block keeping d × Σq (its quantized sum) for the
+// k-quant min terms. The weight quants are then multiplied four at a time with __dp4a, which
+// lifts Q4_K off the arithmetic limit that f32 activations hit (1.4 → 2.0 TB/s measured on an
+// H200). Finer than ggml's Q8_K activation blocks (256), so at least as close to the exact
+// oracle as the CPU fast path.
 //
-// Each block also keeps d × Σq (its quantized sum) for the k-quant min terms.
-//
-// Activation layout: qa int8 [n_tok][n_in]; da, sa f32 [n_tok][n_in / 32].
-
-#define WARPS 4
-#define R 4
-#define MAX_TOK 8
-
-typedef unsigned char u8;
-typedef unsigned short u16;
-typedef unsigned int u32;
-
-__device__ __forceinline__ float h2f(u16 h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
+// Activation layout: qa int8 [n_tok][n_in]; da, sa f32 [n_tok][n_in / 32]. `common.cuh` is
+// prepended at compile time.
 
 __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -57,31 +37,6 @@ extern "C" __global__ void quantize_q8_32(const float *x, signed char *qa, float
     }
 }
 
-__device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m) {
-    if (j < 4) {
-        *sc = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
-
-template <int NT>
-__device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *y, int n_out,
-                                            int row0) {
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            if (t < n_tok) {
-                float s = warp_sum(acc[r][t]);
-                if ((threadIdx.x & 31) == 0 && row0 + r < n_out) y[(size_t)t * n_out + row0 + r] = s;
-            }
-        }
-    }
-}
-
 #define PROLOGUE(BLOCK_BYTES)                                                    \
     const int lane = threadIdx.x & 31;                                           \
     const int row0 = (blockIdx.x * WARPS + (threadIdx.x >> 5)) * R;              \
@@ -92,8 +47,6 @@ __device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *
     float acc[R][NT];                                                            \
     _Pragma("unroll") for (int r = 0; r < R; r++)                                \
         _Pragma("unroll") for (int t = 0; t < NT; t++) acc[r][t] = 0.0f;
-
-#define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
 
 // Q4_K × int8 activations. Lane = (block slot 0..7, pair k 0..3) as in matvec.cu.
 template <int NT>

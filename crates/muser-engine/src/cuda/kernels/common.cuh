@@ -1,0 +1,52 @@
+// Shared by the matvec kernels (prepended to matvec.cu and q8act.cu at compile time):
+// integer types, f16 conversion without toolkit headers, warp reductions, the k-quant 6-bit
+// scale unpacking and the multi-row output step.
+
+#define WARPS 4
+#define R 4
+#define MAX_TOK 8
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+
+__device__ __forceinline__ float h2f(u16 h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// ggml's get_scale_min_k4: 6-bit scale and min of sub-block j (0..8) of a Q4_K/Q5_K block.
+__device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m) {
+    if (j < 4) {
+        *sc = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// Writes each token's sum of each of the warp's R rows.
+template <int NT>
+__device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *y, int n_out,
+                                            int row0) {
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            if (t < n_tok) {
+                float s = warp_sum(acc[r][t]);
+                if ((threadIdx.x & 31) == 0 && row0 + r < n_out) y[(size_t)t * n_out + row0 + r] = s;
+            }
+        }
+    }
+}
+
+// Token loops are unrolled to NT with a guard so that accumulators stay in registers.
+#define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
