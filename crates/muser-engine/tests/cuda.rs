@@ -347,10 +347,53 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     }
 }
 
+/// Decode at a synthetic depth (cache rows filled directly), and the KV memory against
+/// muse-glimmer.md's arithmetic: (sliding layers × min(C, window) + full layers × C) × 1,024 B
+/// per position for the real geometry (2 KV heads × 128 × f16 × K and V).
+fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let c = &model.cfg;
+    let cap = depth + 64;
+    let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+    let n_sliding = c.sliding.iter().filter(|&&s| s).count();
+    let expect = (n_sliding * c.sliding_window.min(cap) + (c.n_layer - n_sliding) * cap)
+        * c.kv_dim()
+        * 2
+        * 2;
+    println!(
+        "depth {depth}: KV cache {} bytes for {cap} positions (arithmetic: {expect}) {}",
+        sess.kv_bytes(),
+        if sess.kv_bytes() == expect {
+            "ok"
+        } else {
+            "MISMATCH"
+        }
+    );
+    sess.fill_synthetic(depth, 7).unwrap();
+    let n = 16;
+    for _ in 0..2 {
+        sess.step(11).unwrap();
+    }
+    let t = Instant::now();
+    for i in 0..n {
+        sess.step((i * 13 + 5) as u32).unwrap();
+    }
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "decode at depth {depth}: {:.2} tok/s ({:.1} ms/token)",
+        n as f64 / s,
+        1e3 * s / n as f64
+    );
+}
+
 fn main() {
     if let Some(path) = std::env::args().nth(1) {
         if available() {
             session_speed(&CudaOptions::default(), &path);
+            for d in std::env::args().skip(2).filter_map(|a| a.parse().ok()) {
+                depth_speed(&CudaOptions::default(), &path, d);
+            }
         }
         return;
     }

@@ -34,7 +34,10 @@ const Q8ACT_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/q8act.cu")
 );
-const DECODE_SRC: &str = include_str!("kernels/decode.cu");
+const DECODE_SRC: &str = concat!(
+    include_str!("kernels/common.cuh"),
+    include_str!("kernels/decode.cu")
+);
 
 mod session;
 pub use session::CudaSession;

@@ -1,7 +1,7 @@
 //! A single sequence decoded entirely on the GPU: the embedding row goes up, the logits come
 //! down, and every op of the Glimmer token in between runs as kernels on one stream, with the
-//! KV cache in device memory (f32 rings with explicit origins for sliding layers, planes for
-//! full layers). Held to the same parity bar as the matmul-only stage.
+//! KV cache in device memory (f16 rings with explicit origins for sliding layers, f16 planes
+//! for full layers: 1,024 bytes per cached row of a layer in the real model). Held to the same parity bar as the matmul-only stage.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -20,6 +20,7 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "sigmoid_gate",
     "swiglu",
     "scale_softcap",
+    "fill_random_f16",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).
@@ -53,8 +54,9 @@ impl Placement {
 
 struct LayerState {
     norms: [CudaSlice<f32>; 6],
-    k: CudaSlice<f32>,
-    v: CudaSlice<f32>,
+    /// f16 bits.
+    k: CudaSlice<u16>,
+    v: CudaSlice<u16>,
     place: Placement,
 }
 
@@ -117,6 +119,10 @@ impl<'m> CudaSession<'m> {
             st.alloc_zeros::<f32>(n.max(1))
                 .map_err(cuda_err("allocating"))
         };
+        let zeros16 = |n: usize| {
+            st.alloc_zeros::<u16>(n.max(1))
+                .map_err(cuda_err("allocating the KV cache"))
+        };
         let mut layers = Vec::with_capacity(c.n_layer);
         for (l, w) in model.weights.layers.iter().enumerate() {
             for m in [
@@ -145,8 +151,8 @@ impl<'m> CudaSession<'m> {
                     up(&w.ffn_norm)?,
                     up(&w.post_ffw_norm)?,
                 ],
-                k: zeros(cap * c.kv_dim())?,
-                v: zeros(cap * c.kv_dim())?,
+                k: zeros16(cap * c.kv_dim())?,
+                v: zeros16(cap * c.kv_dim())?,
                 place: Placement {
                     capacity: cap.max(1),
                     window: cap.max(1),
@@ -186,6 +192,50 @@ impl<'m> CudaSession<'m> {
             next: 0,
             max_positions,
         })
+    }
+
+    /// Bytes of device memory held by the KV cache.
+    pub fn kv_bytes(&self) -> usize {
+        self.layers
+            .iter()
+            .map(|l| 2 * (l.k.len() + l.v.len()))
+            .sum()
+    }
+
+    /// Pretends `depth` positions were processed: every layer's cache rows are filled with
+    /// deterministic random values and the ring metadata is set exactly as appending `depth`
+    /// positions would leave it. For long-context benchmarks, where stepping through the
+    /// prefill would take minutes.
+    pub fn fill_synthetic(&mut self, depth: usize, seed: u32) -> Result<()> {
+        if depth >= self.max_positions {
+            return Err(Error::CacheFull {
+                position: depth,
+                capacity: self.max_positions,
+            });
+        }
+        let st = self.cuda.stream().clone();
+        let f = kernel(self.cuda, "fill_random_f16")?;
+        let cfg = LaunchConfig {
+            grid_dim: (4096, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        for (l, lay) in self.layers.iter_mut().enumerate() {
+            for (i, buf) in [&mut lay.k, &mut lay.v].into_iter().enumerate() {
+                let n = buf.len() as u64;
+                let sd = seed ^ ((l as u32) << 8) ^ i as u32;
+                let mut b = st.launch_builder(f);
+                b.arg(buf).arg(&n).arg(&sd);
+                // SAFETY: writes exactly `n` halves of `buf`.
+                unsafe { b.launch(cfg) }.map_err(launch_err)?;
+            }
+            let len = depth.min(lay.place.window);
+            lay.place.origin_logical = depth - len;
+            lay.place.origin_physical = (depth - len) % lay.place.capacity;
+            lay.place.len = len;
+        }
+        self.next = depth;
+        Ok(())
     }
 
     /// Positions processed so far.

@@ -7,9 +7,13 @@
 // CUDA graph: everything that changes from step to step (position, ring slots, window) is
 // read from device memory.
 
-typedef unsigned int u32;
+// `common.cuh` (types, h2f, warp_sum) is prepended at compile time.
 
-#define BLOCK 1024
+__device__ __forceinline__ u16 f2h(float f) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
 
 __device__ __forceinline__ float block_sum(float v, float *shared) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -90,13 +94,14 @@ extern "C" __global__ void qk_norm_rope(float *q, float *k, const float *qw, con
     }
 }
 
-// Stores this token's K and V rows into cache slot `slot` (rows of kv_dim floats).
-extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, float *vc,
+// Stores this token's K and V rows, rounded to f16 as the real engines keep them, into cache
+// slot `slot` (rows of kv_dim halves).
+extern "C" __global__ void kv_store(const float *k, const float *v, u16 *kc, u16 *vc,
                                     int kv_dim, const int *slot_p) {
     const int slot = *slot_p;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kv_dim; i += gridDim.x * blockDim.x) {
-        kc[(size_t)slot * kv_dim + i] = k[i];
-        vc[(size_t)slot * kv_dim + i] = v[i];
+        kc[(size_t)slot * kv_dim + i] = f2h(k[i]);
+        vc[(size_t)slot * kv_dim + i] = f2h(v[i]);
     }
 }
 
@@ -104,7 +109,7 @@ extern "C" __global__ void kv_store(const float *k, const float *v, float *kc, f
 // (first + j) % cap, an address computed from the cache's explicit origin by the caller.
 // One block per query head; `scores` is [n_head, n] scratch. `meta` = (first, n) in device
 // memory (see `qk_norm_rope`).
-extern "C" __global__ void attend(const float *q, const float *kc, const float *vc, float *out,
+extern "C" __global__ void attend(const float *q, const u16 *kc, const u16 *vc, float *out,
                                   float *scores, int n_head, int n_head_kv, int hd,
                                   const int *meta, int cap, float scale) {
     const int first = meta[0], n = meta[1];
@@ -118,9 +123,9 @@ extern "C" __global__ void attend(const float *q, const float *kc, const float *
     float *sc = scores + (size_t)h * n;
     float mx = -3.0e38f;
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        const float *kr = kc + (size_t)((first + j) % cap) * kv_dim + kvh * hd;
+        const u16 *kr = kc + (size_t)((first + j) % cap) * kv_dim + kvh * hd;
         float d = 0.0f;
-        for (int i = 0; i < hd; i++) d += qs[i] * kr[i];
+        for (int i = 0; i < hd; i++) d += qs[i] * h2f(kr[i]);
         d *= scale;
         sc[j] = d;
         mx = fmaxf(mx, d);
@@ -138,7 +143,7 @@ extern "C" __global__ void attend(const float *q, const float *kc, const float *
     for (int i = threadIdx.x; i < hd; i += blockDim.x) {
         float acc = 0.0f;
         for (int j = 0; j < n; j++)
-            acc += sc[j] * vc[(size_t)((first + j) % cap) * kv_dim + kvh * hd + i];
+            acc += sc[j] * h2f(vc[(size_t)((first + j) % cap) * kv_dim + kvh * hd + i]);
         out[h * hd + i] = acc * inv;
     }
 }
@@ -164,5 +169,19 @@ extern "C" __global__ void scale_softcap(float *l, int n, float scale, float cap
     if (i < n) {
         const float v = l[i] * scale;
         l[i] = cap != 0.0f ? cap * tanhf(v / cap) : v;
+    }
+}
+
+// Deterministic pseudo-random f16 values in [-1, 1) (index hash): fills a KV cache for
+// long-context benchmarks without running the prefill.
+extern "C" __global__ void fill_random_f16(u16 *dst, unsigned long long n, unsigned int seed) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        u32 h = (u32)i * 2654435761u ^ seed;
+        h ^= h >> 16;
+        h *= 0x7feb352du;
+        h ^= h >> 15;
+        const float f = (float)(h >> 8) * (1.0f / 8388608.0f) - 1.0f;
+        dst[i] = f2h(f);
     }
 }
