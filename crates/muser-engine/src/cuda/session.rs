@@ -16,7 +16,8 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "add_rms_norm",
     "qk_norm_rope",
     "kv_store",
-    "attend",
+    "attend_split",
+    "attend_merge",
     "sigmoid_gate",
     "swiglu",
     "scale_softcap",
@@ -73,7 +74,17 @@ struct Scratch {
     g: CudaSlice<f32>,
     u: CudaSlice<f32>,
     logits: CudaSlice<f32>,
-    scores: CudaSlice<f32>,
+    /// Split-K attention partials: `[n_head][max splits][head_dim + 2]`.
+    partials: CudaSlice<f32>,
+}
+
+/// Rows of the window per split-K attention block (a constant that trades more blocks and
+/// a longer merge for shorter serial walks per block).
+const ROWS_PER_SPLIT: usize = 512;
+
+/// Split-K blocks per head for a cache of `capacity` rows.
+fn splits(capacity: usize) -> usize {
+    capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 256)
 }
 
 /// One sequence on the GPU.
@@ -113,6 +124,12 @@ impl<'m> CudaSession<'m> {
     /// `max_positions` positions.
     pub fn new(cuda: &'m Cuda, model: &'m Glimmer, max_positions: usize) -> Result<Self> {
         let c = &model.cfg;
+        if c.head_dim > 256 {
+            return Err(Error::Cuda(format!(
+                "head_dim {} is larger than the attention kernel's 256",
+                c.head_dim
+            )));
+        }
         let st = cuda.stream();
         let up = |v: &[f32]| st.clone_htod(v).map_err(cuda_err("uploading norms"));
         let zeros = |n: usize| {
@@ -175,7 +192,7 @@ impl<'m> CudaSession<'m> {
             g: zeros(c.n_ff)?,
             u: zeros(c.n_ff)?,
             logits: zeros(c.n_vocab)?,
-            scores: zeros(c.n_head * max_positions)?,
+            partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
         };
         let params = st
             .alloc_zeros::<i32>(1 + 3 * c.n_layer)
@@ -420,13 +437,14 @@ impl CudaSession<'_> {
                 b.launch(elems(c.kv_dim())).map_err(launch_err)?;
             }
             let scale = c.attn_scale();
+            let n_split = splits(self.layers[l].place.capacity);
+            let ns = n_split as i32;
             unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "attend")?);
+                let mut b = st.launch_builder(kernel(cuda, "attend_split")?);
                 b.arg(&self.s.q)
                     .arg(&self.layers[l].k)
                     .arg(&self.layers[l].v)
-                    .arg(&mut self.s.attn)
-                    .arg(&mut self.s.scores)
+                    .arg(&mut self.s.partials)
                     .arg(&nh)
                     .arg(&nkv)
                     .arg(&hd)
@@ -434,8 +452,19 @@ impl CudaSession<'_> {
                     .arg(&cap)
                     .arg(&scale);
                 let cfg = LaunchConfig {
+                    grid_dim: (c.n_head as u32, n_split as u32, 1),
+                    block_dim: (128, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                b.launch(cfg).map_err(launch_err)?;
+                let mut b = st.launch_builder(kernel(cuda, "attend_merge")?);
+                b.arg(&self.s.partials)
+                    .arg(&mut self.s.attn)
+                    .arg(&hd)
+                    .arg(&ns);
+                let cfg = LaunchConfig {
                     grid_dim: (c.n_head as u32, 1, 1),
-                    block_dim: (256, 1, 1),
+                    block_dim: (128, 1, 1),
                     shared_mem_bytes: 0,
                 };
                 b.launch(cfg).map_err(launch_err)?;

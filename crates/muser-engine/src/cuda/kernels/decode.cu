@@ -105,49 +105,6 @@ extern "C" __global__ void kv_store(const float *k, const float *v, u16 *kc, u16
     }
 }
 
-// Attention of one query over `n` cached rows, oldest first: row j (0 <= j < n) is in slot
-// (first + j) % cap, an address computed from the cache's explicit origin by the caller.
-// One block per query head; `scores` is [n_head, n] scratch. `meta` = (first, n) in device
-// memory (see `qk_norm_rope`).
-extern "C" __global__ void attend(const float *q, const u16 *kc, const u16 *vc, float *out,
-                                  float *scores, int n_head, int n_head_kv, int hd,
-                                  const int *meta, int cap, float scale) {
-    const int first = meta[0], n = meta[1];
-    __shared__ float sh[32];
-    __shared__ float qs[256];
-    const int h = blockIdx.x;
-    const int kvh = h / (n_head / n_head_kv);
-    const int kv_dim = n_head_kv * hd;
-    for (int i = threadIdx.x; i < hd; i += blockDim.x) qs[i] = q[h * hd + i];
-    __syncthreads();
-    float *sc = scores + (size_t)h * n;
-    float mx = -3.0e38f;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        const u16 *kr = kc + (size_t)((first + j) % cap) * kv_dim + kvh * hd;
-        float d = 0.0f;
-        for (int i = 0; i < hd; i++) d += qs[i] * h2f(kr[i]);
-        d *= scale;
-        sc[j] = d;
-        mx = fmaxf(mx, d);
-    }
-    mx = block_max(mx, sh);
-    float sum = 0.0f;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        const float e = expf(sc[j] - mx);
-        sc[j] = e;
-        sum += e;
-    }
-    sum = block_sum(sum, sh);
-    const float inv = 1.0f / sum;
-    __syncthreads();
-    for (int i = threadIdx.x; i < hd; i += blockDim.x) {
-        float acc = 0.0f;
-        for (int j = 0; j < n; j++)
-            acc += sc[j] * h2f(vc[(size_t)((first + j) % cap) * kv_dim + kvh * hd + i]);
-        out[h * hd + i] = acc * inv;
-    }
-}
-
 // a *= sigmoid(g), element-wise.
 extern "C" __global__ void sigmoid_gate(float *a, const float *g, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -183,5 +140,86 @@ extern "C" __global__ void fill_random_f16(u16 *dst, unsigned long long n, unsig
         h ^= h >> 15;
         const float f = (float)(h >> 8) * (1.0f / 8388608.0f) - 1.0f;
         dst[i] = f2h(f);
+    }
+}
+
+// Split-K flash-decode attention, first pass: block (h, s) runs an online softmax over its
+// share of the window's rows (oldest first: row j of the window is slot (first + j) % cap) and
+// writes (max, sum, unnormalised output[hd]) to `part[(h * n_split + s) * (hd + 2)]`. One warp
+// per row at a time: lane d holds dimensions d, d + 32, ...; the four warps' partials are
+// merged through shared memory. Empty shares write max = -inf, sum = 0.
+#define MAX_HD 256
+extern "C" __global__ void attend_split(const float *q, const u16 *kc, const u16 *vc,
+                                        float *part, int n_head, int n_head_kv, int hd,
+                                        const int *meta, int cap, float scale) {
+    __shared__ float qs[MAX_HD];
+    __shared__ float wm[4], wsum[4];
+    __shared__ float wo[4][MAX_HD];
+    const int h = blockIdx.x, s = blockIdx.y, n_split = gridDim.y;
+    const int first = meta[0], n = meta[1];
+    const int kvh = h / (n_head / n_head_kv);
+    const int kv_dim = n_head_kv * hd;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = threadIdx.x; i < hd; i += blockDim.x) qs[i] = q[h * hd + i];
+    __syncthreads();
+    const int per = (n + n_split - 1) / n_split;
+    const int j0 = s * per, j1 = min(n, j0 + per);
+    float m = -3.0e38f, sum = 0.0f;
+    float o[MAX_HD / 32];
+#pragma unroll
+    for (int k = 0; k < MAX_HD / 32; k++) o[k] = 0.0f;
+    for (int j = j0 + warp; j < j1; j += 4) {
+        const size_t row = (size_t)((first + j) % cap) * kv_dim + kvh * hd;
+        float d = 0.0f;
+        for (int i = lane; i < hd; i += 32) d += qs[i] * h2f(kc[row + i]);
+        d = warp_sum(d) * scale;
+        const float nm = fmaxf(m, d);
+        const float corr = expf(m - nm), p = expf(d - nm);
+        sum = sum * corr + p;
+#pragma unroll
+        for (int k = 0; k < MAX_HD / 32; k++) {
+            const int i = lane + 32 * k;
+            if (i < hd) o[k] = o[k] * corr + p * h2f(vc[row + i]);
+        }
+        m = nm;
+    }
+    if (lane == 0) {
+        wm[warp] = m;
+        wsum[warp] = sum;
+    }
+#pragma unroll
+    for (int k = 0; k < MAX_HD / 32; k++) {
+        const int i = lane + 32 * k;
+        if (i < hd) wo[warp][i] = o[k];
+    }
+    __syncthreads();
+    float *out = part + ((size_t)h * n_split + s) * (hd + 2);
+    float bm = fmaxf(fmaxf(wm[0], wm[1]), fmaxf(wm[2], wm[3]));
+    for (int i = threadIdx.x; i < hd; i += blockDim.x) {
+        float acc = 0.0f;
+        for (int w = 0; w < 4; w++) acc += wo[w][i] * expf(wm[w] - bm);
+        out[2 + i] = acc;
+    }
+    if (threadIdx.x == 0) {
+        float bs = 0.0f;
+        for (int w = 0; w < 4; w++) bs += wsum[w] * expf(wm[w] - bm);
+        out[0] = bm;
+        out[1] = bs;
+    }
+}
+
+// Split-K second pass: merges the n_split partials of each head (one block per head).
+extern "C" __global__ void attend_merge(const float *part, float *out, int hd, int n_split) {
+    const int h = blockIdx.x;
+    const float *p = part + (size_t)h * n_split * (hd + 2);
+    float gm = -3.0e38f;
+    for (int s = 0; s < n_split; s++) gm = fmaxf(gm, p[s * (hd + 2)]);
+    float total = 0.0f;
+    for (int s = 0; s < n_split; s++) total += p[s * (hd + 2) + 1] * expf(p[s * (hd + 2)] - gm);
+    const float inv = 1.0f / total;
+    for (int i = threadIdx.x; i < hd; i += blockDim.x) {
+        float acc = 0.0f;
+        for (int s = 0; s < n_split; s++) acc += p[s * (hd + 2) + 2 + i] * expf(p[s * (hd + 2)] - gm);
+        out[h * hd + i] = acc * inv;
     }
 }
