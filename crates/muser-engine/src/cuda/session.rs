@@ -78,13 +78,14 @@ struct Scratch {
     partials: CudaSlice<f32>,
 }
 
-/// Rows of the window per split-K attention block (a constant that trades more blocks and
-/// a longer merge for shorter serial walks per block).
-const ROWS_PER_SPLIT: usize = 512;
+/// Rows of the window per split-K attention block: more blocks and a longer merge against
+/// shorter serial walks per block. Measured on the H200 (30B synthetic, decode tok/s at
+/// depth 4,096 / 32,768 / 131,072): 512 rows 49.1 / 43.7 / 29.1, 128 rows 71.1 / 55.1 / 30.4.
+const ROWS_PER_SPLIT: usize = 128;
 
 /// Split-K blocks per head for a cache of `capacity` rows.
 fn splits(capacity: usize) -> usize {
-    capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 256)
+    capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 1024)
 }
 
 /// One sequence on the GPU.
