@@ -96,9 +96,18 @@ pub fn matmul_with(
         for (i, per_row) in dst.chunks_mut(n_tokens).enumerate() {
             let r = r0 + i;
             let wr = w.get(r * w_row..(r + 1) * w_row).unwrap_or(&[]);
-            for (t, o) in per_row.iter_mut().enumerate() {
-                let ar = acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
-                *o = kernels.dot_unchecked(wr, ar);
+            let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
+            let mut t = 0;
+            // Four tokens per pass where a four-row kernel exists (same bits per token).
+            while t + 4 <= per_row.len() {
+                match kernels.dot4_unchecked(wr, [act(t), act(t + 1), act(t + 2), act(t + 3)]) {
+                    Some(four) => per_row[t..t + 4].copy_from_slice(&four),
+                    None => break,
+                }
+                t += 4;
+            }
+            for (k, o) in per_row.iter_mut().enumerate().skip(t) {
+                *o = kernels.dot_unchecked(wr, act(k));
             }
         }
     };

@@ -347,6 +347,61 @@ pub(crate) unsafe fn vec_dot_q4k_q8k(x: &[BlockQ4K], y: &[BlockQ8K]) -> f32 {
     hsum_float_8(acc) + _mm_cvtss_f32(acc_m)
 }
 
+/// Q4_K × Q8_K for four activation rows at once (prefill): the weight block is unpacked once
+/// (nibbles, scale shuffles, mins) and used for all four, while each row's arithmetic is
+/// exactly [`vec_dot_q4k_q8k`]'s, in the same order, so every result is bit-identical to the
+/// one-row kernel (batch invariance).
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) unsafe fn vec_dot_q4k_q8k_x4(x: &[BlockQ4K], ys: [&[BlockQ8K]; 4]) -> [f32; 4] {
+    let m4 = _mm256_set1_epi8(0xF);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    let mut acc_m = [_mm_setzero_ps(); 4];
+    for (i, bx) in x.iter().enumerate() {
+        let dx = fp16(bx.d);
+        let dminx = fp16(bx.dmin);
+        let ms = mins_and_scales(&bx.scales);
+        let sc128 = _mm256_extracti128_si256(ms, 0);
+        let scales = _mm256_set_m128i(sc128, sc128);
+        let mut sumi = [_mm256_setzero_si256(); 4];
+        for j in 0..QK_K / 64 {
+            let scale_l = _mm256_shuffle_epi8(scales, scale_shuffle_k4(2 * j));
+            let scale_h = _mm256_shuffle_epi8(scales, scale_shuffle_k4(2 * j + 1));
+            // SAFETY: j < 4: bytes 32*j .. 32*j+32 of the 128-byte `qs`.
+            let q4bits = load32(bx.qs.as_ptr().add(32 * j));
+            let q4l = _mm256_and_si256(q4bits, m4);
+            let q4h = _mm256_and_si256(_mm256_srli_epi16(q4bits, 4), m4);
+            for (t, y) in ys.iter().enumerate() {
+                let by = &y[i];
+                // SAFETY: 64*j .. 64*j+64 of the 256-byte Q8_K `qs`.
+                let q8l = load32(by.qs.as_ptr().add(64 * j).cast());
+                let q8h = load32(by.qs.as_ptr().add(64 * j + 32).cast());
+                let p16l = _mm256_madd_epi16(scale_l, _mm256_maddubs_epi16(q4l, q8l));
+                let p16h = _mm256_madd_epi16(scale_h, _mm256_maddubs_epi16(q4h, q8h));
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(p16l, p16h));
+            }
+        }
+        for (t, y) in ys.iter().enumerate() {
+            let by = &y[i];
+            let d = by.d_f32() * dx;
+            let dmin = -by.d_f32() * dminx;
+            let prod = mins_products(ms, by);
+            acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(prod), acc_m[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    let mut out = [0f32; 4];
+    for t in 0..4 {
+        let mut m = acc_m[t];
+        m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_add_ss(m, _mm_movehdup_ps(m));
+        out[t] = hsum_float_8(acc[t]) + _mm_cvtss_f32(m);
+    }
+    out
+}
+
 /// Byte shuffle broadcasting i16 lane `i` of a 128-bit half to all 16 lanes (both halves).
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]

@@ -75,6 +75,9 @@ fn avx2_available() -> bool {
 /// instruction set; [`Kernels`] only holds one after checking it is available.
 type DotFn = unsafe fn(&[u8], &[u8]) -> f32;
 
+/// Four activation rows against one weight row (see `avx2::vec_dot_q4k_q8k_x4`).
+type Dot4Fn = unsafe fn(&[u8], [&[u8]; 4]) -> [f32; 4];
+
 /// Byte-level wrapper of a scalar block kernel (NaN if a row is not whole blocks; callers
 /// check lengths first, so that never happens).
 macro_rules! scalar_bytes {
@@ -157,6 +160,25 @@ mod avx2_bytes {
     avx2_bytes!(q6k, BlockQ6K, BlockQ8K, avx2::vec_dot_q6k_q8k);
     avx2_bytes!(iq4xs, BlockIQ4XS, BlockQ8K, avx2::vec_dot_iq4xs_q8k);
 
+    /// # Safety
+    /// The CPU must support AVX2, FMA and F16C.
+    pub(super) unsafe fn q4k_x4(w: &[u8], a: [&[u8]; 4]) -> [f32; 4] {
+        match (
+            cast_blocks::<BlockQ4K>(w),
+            cast_blocks::<BlockQ8K>(a[0]),
+            cast_blocks::<BlockQ8K>(a[1]),
+            cast_blocks::<BlockQ8K>(a[2]),
+            cast_blocks::<BlockQ8K>(a[3]),
+        ) {
+            (Some(w), Some(a0), Some(a1), Some(a2), Some(a3))
+                if [a0, a1, a2, a3].iter().all(|a| a.len() == w.len()) =>
+            {
+                avx2::vec_dot_q4k_q8k_x4(w, [a0, a1, a2, a3])
+            }
+            _ => [f32::NAN; 4],
+        }
+    }
+
     pub(super) fn dot(weight: GgmlType) -> Option<DotFn> {
         use GgmlType as T;
         Some(match weight {
@@ -188,6 +210,19 @@ fn avx2_dot(_weight: GgmlType) -> Option<DotFn> {
     None
 }
 
+#[cfg(target_arch = "x86_64")]
+fn avx2_dot4(weight: GgmlType) -> Option<Dot4Fn> {
+    match weight {
+        GgmlType::Q4_K => Some(avx2_bytes::q4k_x4),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn avx2_dot4(_weight: GgmlType) -> Option<Dot4Fn> {
+    None
+}
+
 /// The dot product for one weight type, chosen once (by instruction set) and then reused.
 #[derive(Clone, Copy)]
 pub struct Kernels {
@@ -195,6 +230,8 @@ pub struct Kernels {
     act: GgmlType,
     isa: Isa,
     dot: DotFn,
+    /// A four-row kernel whose results are bit-identical to four `dot` calls, if any.
+    dot4: Option<Dot4Fn>,
 }
 
 impl std::fmt::Debug for Kernels {
@@ -229,12 +266,14 @@ impl Kernels {
                 act,
                 isa,
                 dot,
+                dot4: avx2_dot4(weight),
             },
             None => Kernels {
                 weight,
                 act,
                 isa: Isa::Scalar,
                 dot: scalar,
+                dot4: None,
             },
         })
     }
@@ -273,6 +312,15 @@ impl Kernels {
             a.len(),
         )?;
         Ok(self.dot_unchecked(w, a))
+    }
+
+    /// Four activation rows against one weight row in one pass, if this type has such a
+    /// kernel; each result is bit-identical to [`Kernels::dot_unchecked`] on that row.
+    #[inline]
+    pub(crate) fn dot4_unchecked(&self, w: &[u8], a: [&[u8]; 4]) -> Option<[f32; 4]> {
+        // SAFETY: `dot4` is set only when `new` found AVX2 (with FMA and F16C) available;
+        // the kernel reads only within the slices it is given.
+        self.dot4.map(|f| unsafe { f(w, a) })
     }
 
     /// Dot product of rows whose lengths the caller has checked (a mismatch gives a wrong
