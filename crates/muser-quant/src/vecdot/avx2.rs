@@ -518,6 +518,74 @@ pub(crate) unsafe fn vec_dot_q6k_q8k(x: &[BlockQ6K], y: &[BlockQ8K]) -> f32 {
     hsum_float_8(acc)
 }
 
+/// Q6_K × Q8_K for four activation rows at once, each bit-identical to [`vec_dot_q6k_q8k`]
+/// (see [`vec_dot_q4k_q8k_x4`]).
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(crate) unsafe fn vec_dot_q6k_q8k_x4(x: &[BlockQ6K], ys: [&[BlockQ8K]; 4]) -> [f32; 4] {
+    let m3 = _mm256_set1_epi8(3);
+    let m15 = _mm256_set1_epi8(15);
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (i, bx) in x.iter().enumerate() {
+        let dx = fp16(bx.d);
+        // SAFETY: `scales` is 16 bytes.
+        let scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(bx.scales.as_ptr().cast()));
+        let sc = &bx.scales;
+        let mut sumi = [_mm256_setzero_si256(); 4];
+        for j in 0..QK_K / 128 {
+            // SAFETY: as in `vec_dot_q6k_q8k`.
+            let q4bits1 = load32(bx.ql.as_ptr().add(64 * j));
+            let q4bits2 = load32(bx.ql.as_ptr().add(64 * j + 32));
+            let q4bits_h = load32(bx.qh.as_ptr().add(32 * j));
+            let q4h_0 = _mm256_slli_epi16(_mm256_and_si256(q4bits_h, m3), 4);
+            let q4h_1 = _mm256_slli_epi16(_mm256_and_si256(q4bits_h, _mm256_set1_epi8(12)), 2);
+            let q4h_2 = _mm256_and_si256(q4bits_h, _mm256_set1_epi8(48));
+            let q4h_3 = _mm256_srli_epi16(_mm256_and_si256(q4bits_h, _mm256_set1_epi8(-64)), 2);
+            let q4 = [
+                _mm256_or_si256(_mm256_and_si256(q4bits1, m15), q4h_0),
+                _mm256_or_si256(_mm256_and_si256(q4bits2, m15), q4h_1),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4bits1, 4), m15), q4h_2),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4bits2, 4), m15), q4h_3),
+            ];
+            let mut scale = [_mm256_setzero_si256(); 4];
+            for (k, s) in scale.iter_mut().enumerate() {
+                let is = 8 * j + 2 * k;
+                *s = _mm256_set_m128i(
+                    _mm_set1_epi16(i16::from(sc[is + 1])),
+                    _mm_set1_epi16(i16::from(sc[is])),
+                );
+            }
+            for (t, y) in ys.iter().enumerate() {
+                let q8p = y[i].qs.as_ptr().add(128 * j).cast::<u8>();
+                let mut p = [_mm256_setzero_si256(); 4];
+                for k in 0..4 {
+                    let q8 = load32(q8p.add(32 * k));
+                    p[k] = _mm256_madd_epi16(scale[k], _mm256_maddubs_epi16(q4[k], q8));
+                }
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(p[0], p[1]));
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(p[2], p[3]));
+            }
+        }
+        for (t, y) in ys.iter().enumerate() {
+            let by = &y[i];
+            let d = by.d_f32() * dx;
+            // SAFETY: `bsums` is 32 bytes.
+            let q8sums = load32(by.bsums.as_ptr().cast());
+            let q8sclsub = _mm256_slli_epi32(_mm256_madd_epi16(q8sums, scales16), 5);
+            let s = _mm256_sub_epi32(sumi[t], q8sclsub);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(s), acc[t]);
+        }
+    }
+    [
+        hsum_float_8(acc[0]),
+        hsum_float_8(acc[1]),
+        hsum_float_8(acc[2]),
+        hsum_float_8(acc[3]),
+    ]
+}
+
 /// ggml's `GGML_F32x8_REDUCE` of 4 accumulators.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]

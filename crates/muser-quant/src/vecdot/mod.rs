@@ -160,24 +160,32 @@ mod avx2_bytes {
     avx2_bytes!(q6k, BlockQ6K, BlockQ8K, avx2::vec_dot_q6k_q8k);
     avx2_bytes!(iq4xs, BlockIQ4XS, BlockQ8K, avx2::vec_dot_iq4xs_q8k);
 
-    /// # Safety
-    /// The CPU must support AVX2, FMA and F16C.
-    pub(super) unsafe fn q4k_x4(w: &[u8], a: [&[u8]; 4]) -> [f32; 4] {
-        match (
-            cast_blocks::<BlockQ4K>(w),
-            cast_blocks::<BlockQ8K>(a[0]),
-            cast_blocks::<BlockQ8K>(a[1]),
-            cast_blocks::<BlockQ8K>(a[2]),
-            cast_blocks::<BlockQ8K>(a[3]),
-        ) {
-            (Some(w), Some(a0), Some(a1), Some(a2), Some(a3))
-                if [a0, a1, a2, a3].iter().all(|a| a.len() == w.len()) =>
-            {
-                avx2::vec_dot_q4k_q8k_x4(w, [a0, a1, a2, a3])
+    /// Byte-level wrapper of a four-row AVX2 block kernel.
+    macro_rules! avx2_bytes4 {
+        ($name:ident, $w:ty, $f:path) => {
+            /// # Safety
+            /// The CPU must support AVX2, FMA and F16C.
+            pub(super) unsafe fn $name(w: &[u8], a: [&[u8]; 4]) -> [f32; 4] {
+                match (
+                    cast_blocks::<$w>(w),
+                    cast_blocks::<BlockQ8K>(a[0]),
+                    cast_blocks::<BlockQ8K>(a[1]),
+                    cast_blocks::<BlockQ8K>(a[2]),
+                    cast_blocks::<BlockQ8K>(a[3]),
+                ) {
+                    (Some(w), Some(a0), Some(a1), Some(a2), Some(a3))
+                        if [a0, a1, a2, a3].iter().all(|a| a.len() == w.len()) =>
+                    {
+                        $f(w, [a0, a1, a2, a3])
+                    }
+                    _ => [f32::NAN; 4],
+                }
             }
-            _ => [f32::NAN; 4],
-        }
+        };
     }
+
+    avx2_bytes4!(q4k_x4, BlockQ4K, avx2::vec_dot_q4k_q8k_x4);
+    avx2_bytes4!(q6k_x4, BlockQ6K, avx2::vec_dot_q6k_q8k_x4);
 
     pub(super) fn dot(weight: GgmlType) -> Option<DotFn> {
         use GgmlType as T;
@@ -214,6 +222,7 @@ fn avx2_dot(_weight: GgmlType) -> Option<DotFn> {
 fn avx2_dot4(weight: GgmlType) -> Option<Dot4Fn> {
     match weight {
         GgmlType::Q4_K => Some(avx2_bytes::q4k_x4),
+        GgmlType::Q6_K => Some(avx2_bytes::q6k_x4),
         _ => None,
     }
 }
