@@ -111,10 +111,14 @@ __device__ __forceinline__ void mv_q8_0_body(const u8 *w, const float *x, float 
     finish<NT>(acc, n_tok, y, n_out, row);
 }
 
-// Plain types: each lane takes 8 consecutive elements (one 16-byte load of f16/bf16).
-template <int NT>
-__device__ __forceinline__ void mv_f16_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
-                                  int n_tok) {
+// f16 or bf16 weights (BF selects the conversion): each lane takes 8 consecutive elements
+// (one 16-byte load).
+template <bool BF>
+__device__ __forceinline__ float half_to_f32(u16 h) { return BF ? bf2f(h) : h2f(h); }
+
+template <int NT, bool BF>
+__device__ __forceinline__ void mv_half_body(const u8 *w, const float *x, float *y, int n_in,
+                                             int n_out, int n_tok) {
     ROW_PROLOGUE(2, 1)
     // 16-byte loads need rows that start 16-byte aligned (n_in a multiple of 8).
     const int n_vec = (n_in & 7) == 0 ? n_in : 0;
@@ -124,8 +128,8 @@ __device__ __forceinline__ void mv_f16_body(const u8 *w, const float *x, float *
         float f[8];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            f[2 * j] = h2f((u16)(p[j] & 0xFFFF));
-            f[2 * j + 1] = h2f((u16)(p[j] >> 16));
+            f[2 * j] = half_to_f32<BF>((u16)(p[j] & 0xFFFF));
+            f[2 * j + 1] = half_to_f32<BF>((u16)(p[j] >> 16));
         }
         FOR_TOKENS {
             const float *xb = x + (size_t)t * n_in + i;
@@ -137,40 +141,22 @@ __device__ __forceinline__ void mv_f16_body(const u8 *w, const float *x, float *
     }
     // Rows not a multiple of 8 wide take this scalar loop.
     for (int i = n_vec + lane; i < n_in; i += 32) {
-        const float v = h2f(((const u16 *)wrow)[i]);
+        const float v = half_to_f32<BF>(((const u16 *)wrow)[i]);
         FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
     }
     finish<NT>(acc, n_tok, y, n_out, row);
 }
 
 template <int NT>
-__device__ __forceinline__ void mv_bf16_body(const u8 *w, const float *x, float *y, int n_in, int n_out,
-                                   int n_tok) {
-    ROW_PROLOGUE(2, 1)
-    // 16-byte loads need rows that start 16-byte aligned (n_in a multiple of 8).
-    const int n_vec = (n_in & 7) == 0 ? n_in : 0;
-    for (int i = 8 * lane; i + 8 <= n_vec; i += 256) {
-        const uint4 v = *(const uint4 *)(wrow + 2 * (size_t)i);
-        const u32 p[4] = {v.x, v.y, v.z, v.w};
-        float f[8];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            f[2 * j] = bf2f((u16)(p[j] & 0xFFFF));
-            f[2 * j + 1] = bf2f((u16)(p[j] >> 16));
-        }
-        FOR_TOKENS {
-            const float *xb = x + (size_t)t * n_in + i;
-            float s = 0.f;
-#pragma unroll
-            for (int j = 0; j < 8; j++) s += f[j] * xb[j];
-            acc[t] += s;
-        }
-    }
-    for (int i = n_vec + lane; i < n_in; i += 32) {
-        const float v = bf2f(((const u16 *)wrow)[i]);
-        FOR_TOKENS { acc[t] += v * x[(size_t)t * n_in + i]; }
-    }
-    finish<NT>(acc, n_tok, y, n_out, row);
+__device__ __forceinline__ void mv_f16_body(const u8 *w, const float *x, float *y, int n_in,
+                                            int n_out, int n_tok) {
+    mv_half_body<NT, false>(w, x, y, n_in, n_out, n_tok);
+}
+
+template <int NT>
+__device__ __forceinline__ void mv_bf16_body(const u8 *w, const float *x, float *y, int n_in,
+                                             int n_out, int n_tok) {
+    mv_half_body<NT, true>(w, x, y, n_in, n_out, n_tok);
 }
 
 template <int NT>
