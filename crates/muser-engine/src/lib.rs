@@ -12,6 +12,7 @@ pub mod kv;
 pub mod model;
 pub mod ops;
 pub mod sampling;
+pub mod sched;
 pub mod weights;
 
 pub use backend::{Backend, Cpu, CpuRef};
@@ -19,7 +20,7 @@ pub use config::GlimmerConfig;
 pub use error::{Error, Result};
 pub use generate::{GenStats, Generator, HostSequence, Sequence, PREFILL_CHUNK};
 pub use kv::{KvCache, KvDtype, RingMeta};
-pub use model::{Glimmer, GraphFaults, LogitsFor};
+pub use model::{Glimmer, GraphFaults, LogitsFor, Segment};
 pub use ops::Numerics;
 pub use sampling::{Sampler, SamplingParams};
 pub use weights::{Matrix, TensorName, Weights};

@@ -37,6 +37,14 @@ pub struct GraphFaults {
     pub perturb_embedding_ulp: bool,
 }
 
+/// One sequence's part of a batched forward: its cache, the tokens to run at the cache's next
+/// positions, and which of their logits to return.
+pub struct Segment<'a> {
+    pub kv: &'a mut KvCache,
+    pub tokens: &'a [u32],
+    pub want: LogitsFor,
+}
+
 /// A loaded Glimmer model bound to a backend.
 pub struct Glimmer {
     pub cfg: GlimmerConfig,
@@ -87,31 +95,47 @@ impl Glimmer {
     /// Runs `tokens` at positions `kv.len()..` and returns logits (after scale and softcap):
     /// `[n_vocab]` for `Last`, `[tokens.len(), n_vocab]` for `All`.
     pub fn forward(&self, kv: &mut KvCache, tokens: &[u32], want: LogitsFor) -> Result<Vec<f32>> {
-        let n = tokens.len();
-        if n == 0 {
-            return Err(Error::Invalid("forward of zero tokens".into()));
-        }
+        self.forward_batch(&mut [Segment { kv, tokens, want }])
+    }
+
+    /// One forward pass over several sequences: every segment's tokens run at its cache's
+    /// next positions, all rows through each projection together (one matmul over the batch).
+    /// Returns the wanted logits rows in segment order. Each row is computed exactly as it
+    /// would be alone (the backends' products are per-row), so batching changes no bit.
+    ///
+    /// Every segment is checked (token ids, cache room) before any cache is touched.
+    pub fn forward_batch(&self, segs: &mut [Segment<'_>]) -> Result<Vec<f32>> {
         let c = &self.cfg;
         let num = self.backend.numerics();
         let e = c.n_embd;
-        let p0 = kv.len();
-        if p0 + n > kv.max_positions() {
-            return Err(Error::CacheFull {
-                position: p0 + n - 1,
-                capacity: kv.max_positions(),
-            });
+        if segs.is_empty() || segs.iter().any(|s| s.tokens.is_empty()) {
+            return Err(Error::Invalid("forward of zero tokens".into()));
         }
-
-        // Embedding rows, then the weightless entry norm.
-        let mut x = vec![0f32; n * e];
-        for (t, &id) in tokens.iter().enumerate() {
-            if id as usize >= c.n_vocab {
+        // (segment, position) of every row, checked up front so a refusal changes nothing.
+        let mut rows = Vec::new();
+        for (si, s) in segs.iter().enumerate() {
+            let p0 = s.kv.len();
+            let n = s.tokens.len();
+            if p0 + n > s.kv.max_positions() {
+                return Err(Error::CacheFull {
+                    position: p0 + n - 1,
+                    capacity: s.kv.max_positions(),
+                });
+            }
+            if let Some(&id) = s.tokens.iter().find(|&&id| id as usize >= c.n_vocab) {
                 return Err(Error::TokenOutOfRange {
                     id,
                     n_vocab: c.n_vocab,
                 });
             }
-            let row = &mut x[t * e..(t + 1) * e];
+            rows.extend((0..n).map(|t| (si, p0 + t)));
+        }
+        let n = rows.len();
+
+        // Embedding rows, then the weightless entry norm.
+        let mut x = vec![0f32; n * e];
+        let tokens = segs.iter().flat_map(|s| s.tokens.iter());
+        for (row, &id) in x.chunks_mut(e).zip(tokens) {
             self.weights
                 .dequantize_row(&self.weights.token_embd, id as usize, row)?;
             if self.faults.perturb_embedding_ulp {
@@ -125,25 +149,31 @@ impl Glimmer {
         }
 
         for layer in 0..c.n_layer {
-            self.layer(layer, kv, p0, &mut x)?;
+            self.layer(layer, segs, &rows, &mut x)?;
         }
 
-        let rows: Vec<usize> = match want {
-            LogitsFor::Last => vec![n - 1],
-            LogitsFor::All => (0..n).collect(),
-        };
-        let mut h = Vec::with_capacity(rows.len() * e);
-        for &t in &rows {
+        let mut wanted = Vec::new();
+        let mut first = 0;
+        for s in segs.iter() {
+            let len = s.tokens.len();
+            match s.want {
+                LogitsFor::Last => wanted.push(first + len - 1),
+                LogitsFor::All => wanted.extend(first..first + len),
+            }
+            first += len;
+        }
+        let mut h = Vec::with_capacity(wanted.len() * e);
+        for &t in &wanted {
             let mut r = x[t * e..(t + 1) * e].to_vec();
             ops::rms_norm(num, &mut r, Some(&self.weights.output_norm), c.rms_eps);
             h.extend_from_slice(&r);
         }
-        let mut logits = vec![0f32; rows.len() * c.n_vocab];
+        let mut logits = vec![0f32; wanted.len() * c.n_vocab];
         self.backend.matmul(
             &self.weights,
             &self.weights.output,
             &h,
-            rows.len(),
+            wanted.len(),
             &mut logits,
         )?;
         if self.faults.softcap_before_scale {
@@ -155,8 +185,14 @@ impl Glimmer {
         Ok(logits)
     }
 
-    /// One block for all `n` rows of `x` (positions `p0..p0 + n`).
-    fn layer(&self, layer: usize, kv: &mut KvCache, p0: usize, x: &mut [f32]) -> Result<()> {
+    /// One block for all rows of `x`; `rows[t]` is row t's (segment, position).
+    fn layer(
+        &self,
+        layer: usize,
+        segs: &mut [Segment<'_>],
+        rows: &[(usize, usize)],
+        x: &mut [f32],
+    ) -> Result<()> {
         let c = &self.cfg;
         let w = &self.weights.layers[layer];
         let b = self.backend.as_ref();
@@ -191,7 +227,7 @@ impl Glimmer {
                 ops::rms_norm(num, head, Some(&w.attn_k_norm), c.rms_eps);
             }
             if sliding {
-                let pos = p0 + t;
+                let pos = rows[t].1;
                 for head in qt.chunks_mut(hd).chain(kt.chunks_mut(hd)) {
                     self.rope(num, head, pos);
                 }
@@ -208,8 +244,8 @@ impl Glimmer {
             interleaved_gqa: self.faults.interleaved_gqa,
         };
         let mut attn = vec![0f32; n * qd];
-        for t in 0..n {
-            let pos = p0 + t;
+        for (t, &(si, pos)) in rows.iter().enumerate() {
+            let kv = &mut *segs[si].kv;
             kv.append(
                 layer,
                 pos,

@@ -1,0 +1,133 @@
+//! The scheduler thread's loop: admit queued requests into free slots, drop sequences whose
+//! client left, then one batched forward: every decoding sequence's next token plus prompt
+//! chunks (512 rows when nothing decodes, 64 while something does) in admission order.
+
+use std::sync::atomic::Ordering;
+
+use super::slot::Slot;
+use super::{SchedulerConfig, SeqEvent, Shared};
+use crate::model::{Glimmer, LogitsFor, Segment};
+
+pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
+    let stats = &shared.stats;
+    let mut slots: Vec<Slot> = Vec::new();
+    loop {
+        {
+            let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+            while slots.is_empty() && q.is_empty() && !shared.stop.load(Ordering::Acquire) {
+                q = shared.wake.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            if shared.stop.load(Ordering::Acquire) {
+                for mut req in q.drain(..) {
+                    req.sink
+                        .send(SeqEvent::Failed("the scheduler is shutting down".into()));
+                }
+                for s in &mut slots {
+                    s.fail("the scheduler is shutting down".into());
+                }
+                break;
+            }
+            while slots.len() < cfg.max_sequences {
+                let Some(req) = q.pop_front() else { break };
+                match Slot::new(model, cfg, req) {
+                    Ok(s) => slots.push(s),
+                    Err(mut req) => {
+                        req.sink
+                            .send(SeqEvent::Failed("invalid sampling parameters".into()));
+                    }
+                }
+            }
+            stats.queue_depth.store(q.len() as u64, Ordering::Relaxed);
+        }
+        let before = slots.len();
+        slots.retain(|s| !s.req.sink.is_closed());
+        stats
+            .cancelled
+            .fetch_add((before - slots.len()) as u64, Ordering::Relaxed);
+        if !slots.is_empty() {
+            step(model, cfg, &mut slots, shared);
+        }
+        stats.running.store(slots.len() as u64, Ordering::Relaxed);
+        stats.kv_positions.store(
+            slots.iter().map(|s| s.kv.len() as u64).sum(),
+            Ordering::Relaxed,
+        );
+        stats.kv_bytes.store(
+            slots.iter().map(|s| s.kv.bytes() as u64).sum(),
+            Ordering::Relaxed,
+        );
+    }
+    stats.running.store(0, Ordering::Relaxed);
+}
+
+/// One batched forward over every sequence that has rows to run; ended sequences are removed.
+fn step(model: &Glimmer, cfg: &SchedulerConfig, slots: &mut Vec<Slot>, shared: &Shared) {
+    let stats = &shared.stats;
+    let mut budget = if slots.iter().any(Slot::is_decoding) {
+        cfg.prefill_chunk_busy
+    } else {
+        cfg.prefill_chunk
+    };
+    let plans: Vec<Vec<u32>> = slots
+        .iter()
+        .map(|s| {
+            let p = s.plan(budget);
+            if !s.is_decoding() {
+                budget -= p.len();
+            }
+            p
+        })
+        .collect();
+    let mut segs: Vec<Segment<'_>> = slots
+        .iter_mut()
+        .zip(&plans)
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(s, p)| Segment {
+            kv: &mut s.kv,
+            tokens: p,
+            want: LogitsFor::Last,
+        })
+        .collect();
+    let rows: usize = segs.iter().map(|s| s.tokens.len()).sum();
+    let result = model.forward_batch(&mut segs);
+    drop(segs);
+    stats.steps.fetch_add(1, Ordering::Relaxed);
+    stats.step_rows.fetch_add(rows as u64, Ordering::Relaxed);
+    let logits = match result {
+        Ok(l) => l,
+        Err(e) => {
+            for (s, p) in slots.iter_mut().zip(&plans) {
+                if !p.is_empty() {
+                    s.fail(format!("forward pass failed: {e}"));
+                }
+            }
+            let mut i = 0;
+            slots.retain(|_| {
+                i += 1;
+                plans[i - 1].is_empty()
+            });
+            return;
+        }
+    };
+    let vocab = model.cfg.n_vocab;
+    let mut row = 0;
+    let mut alive = Vec::with_capacity(slots.len());
+    for (s, p) in slots.iter_mut().zip(&plans) {
+        if p.is_empty() {
+            alive.push(true);
+            continue;
+        }
+        let l = &logits[row * vocab..(row + 1) * vocab];
+        row += 1;
+        let on = s.advance(p.len(), l, stats);
+        if !on {
+            stats.finished.fetch_add(1, Ordering::Relaxed);
+        }
+        alive.push(on);
+    }
+    let mut i = 0;
+    slots.retain(|_| {
+        i += 1;
+        alive[i - 1]
+    });
+}

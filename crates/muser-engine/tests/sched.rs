@@ -1,0 +1,383 @@
+//! Batched forward and the scheduler on a small synthetic model: rows computed in a batch equal
+//! their solo runs bit for bit, the same seed gives the same tokens alone or batched, prompts
+//! are chunked without stalling decoders, clients that leave free their KV, the queue is bounded.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use muser_engine::sched::{
+    EventSink, FinishReason, Request, Scheduler, SchedulerConfig, SeqEvent, SubmitError,
+};
+use muser_engine::{Cpu, Glimmer, LogitsFor, SamplingParams, Segment};
+use muser_synth::{Preset, SynthConfig};
+
+fn model_path() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("muser-engine-sched-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("small.gguf");
+    if !p.exists() {
+        let mut c = SynthConfig::preset(Preset::Tiny);
+        c.n_layer = 3;
+        c.sliding_window = 6;
+        c.n_vocab_text = 400;
+        let tmp = dir.join(format!("small-{:?}.tmp", std::thread::current().id()));
+        muser_synth::write_model(&c, &tmp, &|_, _| {}).unwrap();
+        std::fs::rename(&tmp, &p).unwrap();
+    }
+    p
+}
+
+fn model(threads: usize) -> Glimmer {
+    Glimmer::open(model_path(), Box::new(Cpu::new(Some(threads)).unwrap())).unwrap()
+}
+
+fn prompt(seed: u32, n: usize) -> Vec<u32> {
+    (0..n as u32).map(|i| (seed * 131 + i * 17) % 400).collect()
+}
+
+#[test]
+fn batched_rows_equal_solo_rows_bit_for_bit() {
+    let m = model(2);
+    let (pa, pb, pc) = (prompt(1, 9), prompt(2, 14), prompt(3, 3));
+    // Solo: each sequence's prompt, then one decode token.
+    let solo = |p: &[u32], next: u32| {
+        let mut kv = m.new_cache(64, 0);
+        let a = m.forward(&mut kv, p, LogitsFor::All).unwrap();
+        let b = m.forward(&mut kv, &[next], LogitsFor::Last).unwrap();
+        (a, b)
+    };
+    let (sa, sa1) = solo(&pa, 5);
+    let (sb, sb1) = solo(&pb, 6);
+    let (sc, sc1) = solo(&pc, 7);
+    // Batched: all three prompts in one pass (one wants every row), then three decodes.
+    let (mut ka, mut kb, mut kc) = (m.new_cache(64, 0), m.new_cache(64, 0), m.new_cache(64, 0));
+    let v = m.cfg.n_vocab;
+    let out = m
+        .forward_batch(&mut [
+            Segment {
+                kv: &mut ka,
+                tokens: &pa,
+                want: LogitsFor::All,
+            },
+            Segment {
+                kv: &mut kb,
+                tokens: &pb,
+                want: LogitsFor::Last,
+            },
+            Segment {
+                kv: &mut kc,
+                tokens: &pc,
+                want: LogitsFor::Last,
+            },
+        ])
+        .unwrap();
+    assert_eq!(out.len(), (pa.len() + 2) * v);
+    assert_eq!(&out[..pa.len() * v], &sa[..], "all rows of segment 0");
+    assert_eq!(
+        &out[pa.len() * v..(pa.len() + 1) * v],
+        &sb[(pb.len() - 1) * v..]
+    );
+    assert_eq!(&out[(pa.len() + 1) * v..], &sc[(pc.len() - 1) * v..]);
+    let out = m
+        .forward_batch(&mut [
+            Segment {
+                kv: &mut kc,
+                tokens: &[7],
+                want: LogitsFor::Last,
+            },
+            Segment {
+                kv: &mut ka,
+                tokens: &[5],
+                want: LogitsFor::Last,
+            },
+            Segment {
+                kv: &mut kb,
+                tokens: &[6],
+                want: LogitsFor::Last,
+            },
+        ])
+        .unwrap();
+    assert_eq!(&out[..v], &sc1[..]);
+    assert_eq!(&out[v..2 * v], &sa1[..]);
+    assert_eq!(&out[2 * v..], &sb1[..]);
+}
+
+#[test]
+fn a_refused_batch_changes_no_cache() {
+    let m = model(1);
+    let (mut ka, mut kb) = (m.new_cache(64, 0), m.new_cache(8, 0));
+    let err = m
+        .forward_batch(&mut [
+            Segment {
+                kv: &mut ka,
+                tokens: &prompt(1, 5),
+                want: LogitsFor::Last,
+            },
+            Segment {
+                kv: &mut kb,
+                tokens: &prompt(2, 9),
+                want: LogitsFor::Last,
+            },
+        ])
+        .unwrap_err();
+    assert!(err.to_string().contains("capacity of 8"), "{err}");
+    assert_eq!((ka.len(), kb.len()), (0, 0));
+    let err = m
+        .forward_batch(&mut [Segment {
+            kv: &mut ka,
+            tokens: &[1, 99_999],
+            want: LogitsFor::Last,
+        }])
+        .unwrap_err();
+    assert!(err.to_string().contains("99999"), "{err}");
+    assert_eq!(ka.len(), 0);
+}
+
+/// Collects events on a channel; `close_after` tokens, it reports the client gone.
+struct Sink {
+    tx: mpsc::Sender<SeqEvent>,
+    close_after: Option<usize>,
+    seen: usize,
+}
+
+impl EventSink for Sink {
+    fn send(&mut self, ev: SeqEvent) -> bool {
+        self.seen += 1;
+        let _ = self.tx.send(ev);
+        !self.is_closed()
+    }
+    fn is_closed(&self) -> bool {
+        self.close_after.is_some_and(|n| self.seen >= n)
+    }
+}
+
+fn request(
+    p: Vec<u32>,
+    seed: u64,
+    max: usize,
+    close_after: Option<usize>,
+) -> (Request, mpsc::Receiver<SeqEvent>) {
+    let (tx, rx) = mpsc::channel();
+    let sampling = SamplingParams {
+        seed,
+        temperature: 0.9,
+        top_k: 40,
+        ..SamplingParams::default()
+    };
+    let req = Request {
+        prompt: p,
+        sampling,
+        max_tokens: max,
+        stop_tokens: vec![],
+        logprobs: Some(2),
+        sink: Box::new(Sink {
+            tx,
+            close_after,
+            seen: 0,
+        }),
+    };
+    (req, rx)
+}
+
+/// Tokens with their log-probabilities, then the finish reason.
+fn collect(rx: &mpsc::Receiver<SeqEvent>) -> (Vec<(u32, f32)>, Option<FinishReason>) {
+    let mut toks = Vec::new();
+    loop {
+        match rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("scheduler event")
+        {
+            SeqEvent::Token { id, logprobs } => toks.push((id, logprobs.unwrap().logprob)),
+            SeqEvent::Done {
+                reason,
+                completion_tokens,
+                ..
+            } => {
+                assert_eq!(completion_tokens, toks.len());
+                return (toks, Some(reason));
+            }
+            SeqEvent::Failed(m) => panic!("failed: {m}"),
+        }
+    }
+}
+
+fn cfg(max_sequences: usize) -> SchedulerConfig {
+    SchedulerConfig {
+        context: 96,
+        max_sequences,
+        queue_size: 16,
+        prefill_chunk: 16,
+        prefill_chunk_busy: 4,
+    }
+}
+
+#[test]
+fn batched_sequences_give_their_solo_tokens() {
+    let m = Arc::new(model(2));
+    let prompts: Vec<Vec<u32>> = (0..5).map(|i| prompt(i + 1, 3 + 11 * i as usize)).collect();
+    let solo: Vec<_> = {
+        let s = Scheduler::start(m.clone(), cfg(1)).unwrap();
+        prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (req, rx) = request(p.clone(), i as u64, 12, None);
+                s.submit(req).unwrap();
+                collect(&rx)
+            })
+            .collect()
+    };
+    let s = Scheduler::start(m.clone(), cfg(4)).unwrap();
+    let rxs: Vec<_> = prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (req, rx) = request(p.clone(), i as u64, 12, None);
+            s.submit(req).unwrap();
+            rx
+        })
+        .collect();
+    for (i, rx) in rxs.iter().enumerate() {
+        let got = collect(rx);
+        assert_eq!(got, solo[i], "sequence {i}");
+        assert_eq!(got.1, Some(FinishReason::Length));
+        assert_eq!(got.0.len(), 12);
+    }
+    let st = s.stats();
+    // Five sequences over four slots: more rows than steps means steps were batched.
+    let (steps, rows) = (
+        st.steps.load(std::sync::atomic::Ordering::Relaxed),
+        st.step_rows.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    assert!(rows > steps + 10, "rows {rows} steps {steps}");
+}
+
+#[test]
+fn context_end_cancellation_and_queue_limits() {
+    let m = Arc::new(model(1));
+    let s = Scheduler::start(m.clone(), cfg(2)).unwrap();
+    // Prompt of 90 in a context of 96: tokens until the cache is full.
+    let (req, rx) = request(prompt(4, 90), 1, 100, None);
+    s.submit(req).unwrap();
+    let (toks, reason) = collect(&rx);
+    assert_eq!(reason, Some(FinishReason::Context));
+    assert_eq!(toks.len(), 96 - 90 + 1);
+    // Too long, empty, bad sampling: refused before queueing.
+    let (req, _) = request(prompt(4, 96), 1, 4, None);
+    assert_eq!(
+        s.submit(req),
+        Err(SubmitError::PromptTooLong {
+            prompt: 96,
+            context: 96
+        })
+    );
+    let (req, _) = request(vec![], 1, 4, None);
+    assert_eq!(s.submit(req), Err(SubmitError::EmptyPrompt));
+    let (mut req, _) = request(prompt(1, 4), 1, 4, None);
+    req.sampling.top_p = 0.0;
+    assert!(matches!(s.submit(req), Err(SubmitError::Sampling(_))));
+    // A client that leaves after 3 events: the sequence ends and its KV is freed.
+    let (req, rx) = request(prompt(5, 20), 2, 50, Some(3));
+    s.submit(req).unwrap();
+    let mut n = 0;
+    while let Ok(SeqEvent::Token { .. }) = rx.recv_timeout(Duration::from_secs(30)) {
+        n += 1;
+    }
+    assert_eq!(n, 3);
+    let st = s.stats();
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    for _ in 0..200 {
+        if st.running.load(relaxed) == 0 && st.kv_bytes.load(relaxed) == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(st.running.load(relaxed), 0);
+    assert_eq!(st.kv_positions.load(relaxed), 0);
+    assert_eq!(st.kv_bytes.load(relaxed), 0);
+    assert!(st.cancelled.load(relaxed) >= 1);
+    drop(s);
+    // A queue of 2 behind one slot: the fourth request is refused while they wait.
+    let tight = SchedulerConfig {
+        queue_size: 2,
+        max_sequences: 1,
+        ..cfg(1)
+    };
+    let s = Scheduler::start(m, tight).unwrap();
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for i in 0..6 {
+        let (req, rx) = request(prompt(i, 60), i as u64, 30, None);
+        match s.submit(req) {
+            Ok(()) => held.push(rx),
+            Err(SubmitError::QueueFull(2)) => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(refused >= 2, "refused {refused}");
+    for rx in &held {
+        assert_eq!(collect(rx).1, Some(FinishReason::Length));
+    }
+}
+
+#[test]
+fn a_long_prompt_does_not_stall_a_decoder() {
+    let m = Arc::new(model(1));
+    let s = Scheduler::start(m, cfg(2)).unwrap();
+    let (short, rx_short) = request(prompt(1, 4), 1, 40, None);
+    s.submit(short).unwrap();
+    // Wait until the short one decodes, then queue a long prompt.
+    assert!(matches!(
+        rx_short.recv_timeout(Duration::from_secs(30)),
+        Ok(SeqEvent::Token { .. })
+    ));
+    let (long, rx_long) = request(prompt(2, 80), 2, 2, None);
+    s.submit(long).unwrap();
+    // The long prompt is fed 4 rows per step while the decoder runs: its first token
+    // cannot come before the decoder has made ~20 more steps.
+    let mut decoded_before_long = 0;
+    loop {
+        if let Ok(ev) = rx_long.try_recv() {
+            assert!(matches!(ev, SeqEvent::Token { .. }));
+            break;
+        }
+        match rx_short.recv_timeout(Duration::from_secs(30)).unwrap() {
+            SeqEvent::Token { .. } => decoded_before_long += 1,
+            other => panic!("short sequence ended early: {other:?}"),
+        }
+    }
+    assert!(
+        decoded_before_long >= 15,
+        "decoder made {decoded_before_long} steps"
+    );
+    loop {
+        match rx_long.recv_timeout(Duration::from_secs(30)).unwrap() {
+            SeqEvent::Done {
+                completion_tokens,
+                reason,
+                ..
+            } => {
+                assert_eq!((completion_tokens, reason), (2, FinishReason::Length));
+                break;
+            }
+            SeqEvent::Token { .. } => {}
+            SeqEvent::Failed(m) => panic!("{m}"),
+        }
+    }
+    let mut rest = 0;
+    loop {
+        match rx_short.recv_timeout(Duration::from_secs(30)).unwrap() {
+            SeqEvent::Token { .. } => rest += 1,
+            SeqEvent::Done {
+                completion_tokens, ..
+            } => {
+                assert_eq!(completion_tokens, 1 + decoded_before_long + rest);
+                assert_eq!(completion_tokens, 40);
+                break;
+            }
+            SeqEvent::Failed(m) => panic!("{m}"),
+        }
+    }
+}
