@@ -8,6 +8,7 @@ mod logits;
 mod model_path;
 mod npy;
 mod run;
+mod serve;
 mod synth;
 mod tensor;
 mod tokenize;
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Complete a prompt and stream the text (no --model: a synthetic demo model).
     Run(Box<run::Args>),
+    /// OpenAI- and llama-server-compatible HTTP server (continuous batching, metrics).
+    Serve(Box<serve::Args>),
     /// Interactive chat through the model's chat template.
     Chat(Box<chat::Args>),
     /// Token ids of a text, comma-separated.
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Chat(args) => chat::run(*args),
+        Command::Serve(args) => serve::run(*args),
         Command::Tokenize(args) => tokenize::run(args),
         Command::Bench(args) => bench::run(*args),
         Command::Inspect(args) => inspect::run(args),

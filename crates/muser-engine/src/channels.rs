@@ -51,6 +51,10 @@ enum State {
     Body(Channel),
 }
 
+/// Longest header kept waiting for `<|message|>`: past it the output is taken to ignore the
+/// format and is streamed as answer text (real headers are a few words).
+pub const MAX_HEADER_BYTES: usize = 128;
+
 /// Incremental parser over generated pieces (text and markers) that starts right after a
 /// generation prompt ending in `<|start|>assistant`.
 #[derive(Debug, Clone)]
@@ -72,7 +76,15 @@ impl ChannelParser {
         match &mut self.state {
             State::Header(h) => {
                 h.push_str(text);
-                Vec::new()
+                if h.len() <= MAX_HEADER_BYTES {
+                    return Vec::new();
+                }
+                let text = std::mem::take(h);
+                self.state = State::Body(Channel::Answer);
+                vec![Event::Text {
+                    channel: Channel::Answer,
+                    text,
+                }]
             }
             State::Body(c) => vec![Event::Text {
                 channel: c.clone(),
@@ -169,6 +181,28 @@ mod tests {
         };
         assert_eq!(text(Channel::Reasoning), "thinking");
         assert_eq!(text(Channel::Answer), "Hi!");
+    }
+
+    #[test]
+    fn a_long_header_without_message_streams_as_answer() {
+        let mut p = ChannelParser::default();
+        let long = "x".repeat(MAX_HEADER_BYTES);
+        assert!(p.text(&long).is_empty(), "still a possible header");
+        let ev = p.text("y");
+        assert_eq!(
+            ev,
+            vec![Event::Text {
+                channel: Channel::Answer,
+                text: format!("{long}y")
+            }]
+        );
+        assert_eq!(
+            p.text("z"),
+            vec![Event::Text {
+                channel: Channel::Answer,
+                text: "z".into()
+            }]
+        );
     }
 
     #[test]

@@ -16,6 +16,6 @@ mod vocab;
 
 pub use chat::{ChatMessage, ChatTemplate, KEY_CHAT_TEMPLATE};
 pub use error::{Error, Result};
-pub use stream::StreamDecoder;
+pub use stream::{StreamDecoder, Utf8Stream};
 pub use tokenizer::Tokenizer;
 pub use vocab::TokenKind;

@@ -1,5 +1,6 @@
 //! `StreamDecoder`: turns generated ids into text one id at a time without ever emitting half
-//! a UTF-8 character (byte-level BPE tokens often end mid-character).
+//! a UTF-8 character (byte-level BPE tokens often end mid-character); `Utf8Stream` is the same
+//! over bytes, owning no tokenizer (for decoders that live in async tasks).
 
 use crate::tokenizer::Tokenizer;
 
@@ -8,6 +9,12 @@ use crate::tokenizer::Tokenizer;
 pub struct StreamDecoder<'a> {
     tok: &'a Tokenizer,
     skip_special: bool,
+    bytes: Utf8Stream,
+}
+
+/// Bytes in, complete UTF-8 text out.
+#[derive(Debug, Default, Clone)]
+pub struct Utf8Stream {
     /// Bytes not yet emitted: at most an incomplete character's prefix (≤ 3 bytes).
     pending: Vec<u8>,
 }
@@ -18,16 +25,32 @@ impl<'a> StreamDecoder<'a> {
         StreamDecoder {
             tok,
             skip_special,
-            pending: Vec::new(),
+            bytes: Utf8Stream::default(),
         }
     }
 
-    /// Adds one token; returns the text it completes (possibly empty). Bytes that can never
+    /// Adds one token; returns the text it completes (possibly empty).
+    pub fn push(&mut self, id: u32) -> String {
+        self.bytes.push(self.tok.token_bytes(id, self.skip_special))
+    }
+
+    /// Whether bytes are held back waiting for the rest of a character.
+    pub fn has_pending(&self) -> bool {
+        self.bytes.has_pending()
+    }
+
+    /// Flushes what is held back (an incomplete character becomes U+FFFD).
+    pub fn finish(&mut self) -> String {
+        self.bytes.finish()
+    }
+}
+
+impl Utf8Stream {
+    /// Adds bytes; returns the text they complete (possibly empty). Bytes that can never
     /// become valid UTF-8 are emitted as U+FFFD right away; an incomplete character at the end
     /// is held back for the next call.
-    pub fn push(&mut self, id: u32) -> String {
-        self.pending
-            .extend_from_slice(self.tok.token_bytes(id, self.skip_special));
+    pub fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
         let mut out = String::new();
         let mut rest: &[u8] = &self.pending;
         loop {

@@ -1,0 +1,89 @@
+//! `muser serve`: the OpenAI- and llama-server-compatible HTTP server over the scheduler.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use muser_engine::sched::SchedulerConfig;
+use muser_engine::Glimmer;
+
+use crate::device::{backend, Device};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// GGUF model (default: $MUSER_MODEL, else a synthetic demo model).
+    #[arg(short = 'm', long)]
+    model: Option<PathBuf>,
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    #[arg(long, default_value = "auto")]
+    device: Device,
+    /// Positions per sequence (prompt + completion); capped at the model's context length.
+    #[arg(short = 'c', long = "ctx", default_value_t = 8192)]
+    ctx: usize,
+    /// Sequences decoded together in one batched step.
+    #[arg(long, default_value_t = 8)]
+    parallel: usize,
+    /// Requests that may wait for a free sequence slot; more get 503 with Retry-After.
+    #[arg(long, default_value_t = 64)]
+    queue: usize,
+    /// Prompt rows per step when nothing is decoding (and while something is: --prefill-chunk-busy).
+    #[arg(long, default_value_t = 512)]
+    prefill_chunk: usize,
+    #[arg(long, default_value_t = 64)]
+    prefill_chunk_busy: usize,
+    /// Name reported by /v1/models (default: the file's general.name, else its file name).
+    #[arg(long)]
+    alias: Option<String>,
+    /// CPU threads for the decode team (default: all cores).
+    #[arg(short = 't', long)]
+    threads: Option<usize>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let path = crate::model_path::resolve(args.model)?;
+    // Batched forward passes run the graph on the host; with CUDA the products run on the GPU.
+    let b = backend(args.device, args.threads)?;
+    let device = b.name().to_string();
+    let model = Glimmer::open(&path, b).with_context(|| format!("loading {}", path.display()))?;
+    let id = args.alias.unwrap_or_else(|| {
+        model
+            .weights
+            .file()
+            .header()
+            .get_str("general.name")
+            .ok()
+            .flatten()
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                path.file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "muser".into())
+            })
+    });
+    let sched = SchedulerConfig {
+        context: args.ctx,
+        max_sequences: args.parallel,
+        queue_size: args.queue,
+        prefill_chunk: args.prefill_chunk,
+        prefill_chunk_busy: args.prefill_chunk_busy,
+    };
+    let state = muser_server::AppState::new(Arc::new(model), id.clone(), device.clone(), sched)?;
+    let cfg = state.scheduler.config().clone();
+    eprintln!(
+        "muser serve: {id} on {device}, {} sequences × {} positions, queue {}",
+        cfg.max_sequences, cfg.context, cfg.queue_size
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(muser_server::serve(
+        Arc::new(state),
+        SocketAddr::new(args.host, args.port),
+    ))?;
+    Ok(())
+}
