@@ -298,3 +298,90 @@ fn push_content(out: &mut Vec<Delta>, text: String) {
         out.push(Delta::Content(text));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokenizer() -> Tokenizer {
+        let dir = std::env::temp_dir().join(format!("muser-server-gen-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(format!("tok-{:?}.gguf", std::thread::current().id()));
+        let mut c = muser_synth::SynthConfig::preset(muser_synth::Preset::Tiny);
+        c.n_layer = 1;
+        muser_synth::write_model(&c, &p, &|_, _| {}).unwrap();
+        let f = muser_gguf::GgufFile::open(&p).unwrap();
+        Tokenizer::from_gguf(f.header()).unwrap()
+    }
+
+    #[test]
+    fn channels_tool_calls_and_stops_token_by_token() {
+        let tok = tokenizer();
+        let out = concat!(
+            " to=self<|message|>Let me think about Paris<|eom|>",
+            "<|start|>assistant to=get_weather<|message|><atem:function_calls>",
+            "<atem:invoke name=\"get_weather\"><atem:parameter name=\"city\">Paris</atem:parameter>",
+            "<atem:parameter name=\"days\">2</atem:parameter></atem:invoke></atem:function_calls><|eom|>",
+            "<|start|>assistant to=user<|message|>It is sunny, 21°C. END and more",
+        );
+        let ids = tok.encode(out, false, true);
+        let mut asm = ChatAssembler::new(Markers::of_tokenizer(&tok), vec!["END".into()]);
+        let mut deltas = Vec::new();
+        for &id in &ids {
+            deltas.extend(asm.token(&tok, id));
+            if asm.stopped_by.is_some() {
+                break;
+            }
+        }
+        deltas.extend(asm.finish());
+        let text = |f: fn(&Delta) -> Option<&String>| -> String {
+            deltas.iter().filter_map(f).map(String::as_str).collect()
+        };
+        let reasoning = text(|d| match d {
+            Delta::Reasoning(t) => Some(t),
+            _ => None,
+        });
+        let content = text(|d| match d {
+            Delta::Content(t) => Some(t),
+            _ => None,
+        });
+        assert_eq!(reasoning, "Let me think about Paris");
+        assert_eq!(content, "It is sunny, 21°C. ");
+        let calls: Vec<&ToolCall> = deltas
+            .iter()
+            .filter_map(|d| match d {
+                Delta::Tool(c) => Some(c),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "get_weather");
+        assert_eq!(
+            calls[0].arguments,
+            serde_json::json!({"city": "Paris", "days": 2})
+        );
+        assert_eq!(asm.stopped_by.as_deref(), Some("END"));
+        assert_eq!(asm.tool_calls, 1);
+        // Several deltas arrived for the reasoning: it streamed, it was not buffered to the end.
+        assert!(deltas.iter().filter(|d| matches!(d, Delta::Reasoning(_))).count() > 1);
+    }
+
+    #[test]
+    fn text_assembler_never_splits_characters_and_applies_stops() {
+        let tok = tokenizer();
+        let ids = tok.encode("naïve café STOP tail", false, false);
+        let mut asm = TextAssembler::new(vec!["STOP".into()]);
+        let mut text = String::new();
+        for &id in &ids {
+            text.push_str(&asm.token(&tok, id));
+            if asm.stopped_by.is_some() {
+                break;
+            }
+        }
+        text.push_str(&asm.finish());
+        assert_eq!(text, "naïve café ");
+        let mut asm = TextAssembler::new(vec![]);
+        let all: String = ids.iter().map(|&id| asm.token(&tok, id)).collect::<String>() + &asm.finish();
+        assert_eq!(all, "naïve café STOP tail");
+    }
+}

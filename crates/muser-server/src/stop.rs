@@ -85,8 +85,8 @@ mod tests {
         assert_eq!(m.finish(), "E");
         let mut m = StopMatcher::new(vec!["b".into(), "abc".into()]);
         let r = m.push("xabc");
-        assert_eq!(r.text, "xa");
-        assert_eq!(r.stopped.as_deref(), Some("b"));
+        assert_eq!(r.text, "x", "the match that starts first wins");
+        assert_eq!(r.stopped.as_deref(), Some("abc"));
         let mut none = StopMatcher::new(vec![]);
         assert_eq!(none.push("abc").text, "abc");
     }
