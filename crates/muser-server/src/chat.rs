@@ -110,7 +110,9 @@ fn template_messages(req: &ChatRequest) -> Result<Vec<Value>, ApiError> {
                 };
                 // Templates expect a mapping; OpenAI sends a JSON string.
                 let args = match f.get("arguments") {
-                    Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+                    Some(Value::String(s)) => {
+                        serde_json::from_str(s).unwrap_or(Value::String(s.clone()))
+                    }
                     Some(v) => v.clone(),
                     None => json!({}),
                 };
@@ -169,10 +171,10 @@ fn check_tools(req: &ChatRequest) -> Result<Option<Value>, ApiError> {
         let kind = rf.get("type").and_then(Value::as_str);
         let ok = match kind {
             Some("text" | "json_object") => true,
-            Some("json_schema") => rf
-                .get("json_schema")
-                .is_some_and(|s| s.get("name").is_some_and(Value::is_string)
-                    && s.get("schema").is_none_or(Value::is_object)),
+            Some("json_schema") => rf.get("json_schema").is_some_and(|s| {
+                s.get("name").is_some_and(Value::is_string)
+                    && s.get("schema").is_none_or(Value::is_object)
+            }),
             _ => false,
         };
         if !ok {
@@ -187,13 +189,19 @@ fn check_tools(req: &ChatRequest) -> Result<Option<Value>, ApiError> {
 }
 
 /// Renders and tokenizes the conversation; returns it with the checked options.
-fn prepare(state: &AppState, req: &ChatRequest) -> Result<(Vec<u32>, Checked, Option<usize>), ApiError> {
+fn prepare(
+    state: &AppState,
+    req: &ChatRequest,
+) -> Result<(Vec<u32>, Checked, Option<usize>), ApiError> {
     let checked = req.common.check()?;
     let logprobs = match (req.logprobs, req.top_logprobs) {
         (Some(true), n) => {
             let n = n.unwrap_or(0);
             if n > 20 {
-                return Err(ApiError::param("top_logprobs", "top_logprobs must be at most 20"));
+                return Err(ApiError::param(
+                    "top_logprobs",
+                    "top_logprobs must be at most 20",
+                ));
             }
             Some(n as usize)
         }
@@ -242,7 +250,15 @@ async fn run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiError> {
     let model = state.model_id.clone();
     if checked.stream {
         let (tx, sse) = sse::channel();
-        tokio::spawn(stream(state, gen, asm, tx, id, model, checked.include_usage));
+        tokio::spawn(stream(
+            state,
+            gen,
+            asm,
+            tx,
+            id,
+            model,
+            checked.include_usage,
+        ));
         return Ok(sse.into_response());
     }
     collect(state, gen, asm, id, model).await
@@ -369,7 +385,11 @@ async fn stream(
             })
             .collect()
     };
-    let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None, None)];
+    let mut out = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+        None,
+    )];
     let mut completion_tokens = 0;
     let reason = loop {
         for data in out.drain(..) {
@@ -406,7 +426,11 @@ async fn stream(
     out.push(chunk(
         json!({}),
         lps,
-        Some(finish_reason(reason, asm.stopped_by.is_some(), asm.tool_calls)),
+        Some(finish_reason(
+            reason,
+            asm.stopped_by.is_some(),
+            asm.tool_calls,
+        )),
     ));
     if include_usage {
         out.push(

@@ -65,7 +65,8 @@ fn prompt_ids(state: &AppState, p: &Prompt) -> Result<Vec<u32>, ApiError> {
 
 /// OpenAI's legacy logprobs object for the generated tokens.
 fn legacy_logprobs(state: &AppState, toks: &[(u32, TokenLogprobs, usize)]) -> Value {
-    let text = |id: u32| String::from_utf8_lossy(state.tokenizer.token_bytes(id, false)).into_owned();
+    let text =
+        |id: u32| String::from_utf8_lossy(state.tokenizer.token_bytes(id, false)).into_owned();
     json!({
         "tokens": toks.iter().map(|t| text(t.0)).collect::<Vec<_>>(),
         "token_logprobs": toks.iter().map(|t| t.1.logprob).collect::<Vec<_>>(),
@@ -231,7 +232,11 @@ async fn openai_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiEr
                 Piece::Failed(m) => return Err(ApiError::internal(m)),
             }
         }
-        let lps = if want_lp { legacy_logprobs(&state, &lps) } else { Value::Null };
+        let lps = if want_lp {
+            legacy_logprobs(&state, &lps)
+        } else {
+            Value::Null
+        };
         let mut v = chunk(&text, lps, Some(finish));
         v["usage"] = usage(prompt_tokens, run.completion_tokens);
         return Ok(axum::Json(v).into_response());
@@ -381,7 +386,11 @@ async fn llama_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiErr
                         }
                     }
                 }
-                Piece::End { stop_type, stopping_word, .. } => end = (stop_type, stopping_word),
+                Piece::End {
+                    stop_type,
+                    stopping_word,
+                    ..
+                } => end = (stop_type, stopping_word),
                 Piece::Failed(m) => return Err(ApiError::internal(m)),
             }
         }
@@ -406,9 +415,11 @@ async fn llama_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiErr
                     }
                     v
                 }
-                Some(Piece::End { stop_type, stopping_word, .. }) => {
-                    summary("", &[], run.completion_tokens, stop_type, &stopping_word)
-                }
+                Some(Piece::End {
+                    stop_type,
+                    stopping_word,
+                    ..
+                }) => summary("", &[], run.completion_tokens, stop_type, &stopping_word),
                 Some(Piece::Failed(m)) => ApiError::internal(m).body(),
                 None => return,
             };

@@ -41,7 +41,10 @@ impl ApiError {
     pub fn unsupported(param: &str, what: &str) -> ApiError {
         ApiError {
             code: Some("unsupported_parameter"),
-            ..ApiError::param(param, format!("{param}: {what} is not supported by this server"))
+            ..ApiError::param(
+                param,
+                format!("{param}: {what} is not supported by this server"),
+            )
         }
     }
 

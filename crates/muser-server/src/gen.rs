@@ -69,9 +69,9 @@ impl Generation {
             sink: Box::new(ChannelSink(tx)),
         };
         state.scheduler.submit(req).map_err(|e| match e {
-            SubmitError::QueueFull(_) | SubmitError::Stopped => ApiError::overloaded(format!(
-                "{e}; retry later"
-            )),
+            SubmitError::QueueFull(_) | SubmitError::Stopped => {
+                ApiError::overloaded(format!("{e}; retry later"))
+            }
             SubmitError::PromptTooLong { .. } => ApiError {
                 code: Some("context_length_exceeded"),
                 ..ApiError::param("messages", e.to_string())
@@ -363,7 +363,13 @@ mod tests {
         assert_eq!(asm.stopped_by.as_deref(), Some("END"));
         assert_eq!(asm.tool_calls, 1);
         // Several deltas arrived for the reasoning: it streamed, it was not buffered to the end.
-        assert!(deltas.iter().filter(|d| matches!(d, Delta::Reasoning(_))).count() > 1);
+        assert!(
+            deltas
+                .iter()
+                .filter(|d| matches!(d, Delta::Reasoning(_)))
+                .count()
+                > 1
+        );
     }
 
     #[test]
@@ -381,7 +387,11 @@ mod tests {
         text.push_str(&asm.finish());
         assert_eq!(text, "naïve café ");
         let mut asm = TextAssembler::new(vec![]);
-        let all: String = ids.iter().map(|&id| asm.token(&tok, id)).collect::<String>() + &asm.finish();
+        let all: String = ids
+            .iter()
+            .map(|&id| asm.token(&tok, id))
+            .collect::<String>()
+            + &asm.finish();
         assert_eq!(all, "naïve café STOP tail");
     }
 }

@@ -95,7 +95,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/tokenize", post(misc::tokenize))
         .route("/detokenize", post(misc::detokenize))
         .fallback(|req: Request| async move {
-            ApiError::not_found(format!("no route for {} {}", req.method(), req.uri().path()))
+            ApiError::not_found(format!(
+                "no route for {} {}",
+                req.method(),
+                req.uri().path()
+            ))
         })
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
@@ -104,10 +108,22 @@ pub fn router(state: Arc<AppState>) -> Router {
 async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     let known = [
-        "/v1/chat/completions", "/v1/completions", "/completion", "/completions", "/v1/models",
-        "/models", "/health", "/metrics", "/tokenize", "/detokenize",
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/completion",
+        "/completions",
+        "/v1/models",
+        "/models",
+        "/health",
+        "/metrics",
+        "/tokenize",
+        "/detokenize",
     ];
-    let endpoint = known.iter().find(|&&k| k == path).copied().unwrap_or("other");
+    let endpoint = known
+        .iter()
+        .find(|&&k| k == path)
+        .copied()
+        .unwrap_or("other");
     let r = next.run(req).await;
     state.metrics.request(endpoint, r.status().as_u16());
     r
@@ -116,7 +132,10 @@ async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
 /// Serves until Ctrl-C (or SIGTERM); prints the address once listening.
 pub async fn serve(state: Arc<AppState>, addr: SocketAddr) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!("muser serve: listening on http://{}", listener.local_addr()?);
+    eprintln!(
+        "muser serve: listening on http://{}",
+        listener.local_addr()?
+    );
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown_signal())
         .await?;
@@ -129,7 +148,8 @@ async fn shutdown_signal() {
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

@@ -99,28 +99,108 @@ impl Metrics {
             out,
             "# HELP muser_requests_total HTTP requests by endpoint and status.\n# TYPE muser_requests_total counter"
         );
-        for ((ep, st), n) in self.requests.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        for ((ep, st), n) in self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
             let _ = writeln!(
                 out,
                 "muser_requests_total{{endpoint=\"{ep}\",status=\"{st}\"}} {n}"
             );
         }
         let scalar = |out: &mut String, name: &str, kind: &str, help: &str, v: u64| {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+            );
         };
-        scalar(&mut out, "muser_queue_depth", "gauge", "Requests waiting for a sequence slot.", g(&s.queue_depth));
-        scalar(&mut out, "muser_running_sequences", "gauge", "Sequences being prefilled or decoded.", g(&s.running));
-        scalar(&mut out, "muser_kv_positions", "gauge", "Cached positions over all running sequences.", g(&s.kv_positions));
-        scalar(&mut out, "muser_kv_capacity_positions", "gauge", "Positions all sequence slots can hold together.", kv_capacity_positions);
-        scalar(&mut out, "muser_kv_bytes", "gauge", "Bytes held by running sequences' KV caches.", g(&s.kv_bytes));
-        scalar(&mut out, "muser_prompt_tokens_total", "counter", "Prompt tokens prefilled.", g(&s.prompt_tokens));
-        scalar(&mut out, "muser_generated_tokens_total", "counter", "Tokens generated.", g(&s.generated_tokens));
-        scalar(&mut out, "muser_steps_total", "counter", "Batched forward passes.", g(&s.steps));
-        scalar(&mut out, "muser_step_rows_total", "counter", "Rows over all forward passes (rows/steps = mean batch).", g(&s.step_rows));
-        scalar(&mut out, "muser_sequences_cancelled_total", "counter", "Sequences ended because the client went away.", g(&s.cancelled));
-        self.ttft.render(&mut out, "muser_time_to_first_token_seconds", "Time from request to first generated token.");
-        self.itl.render(&mut out, "muser_inter_token_latency_seconds", "Time between consecutive generated tokens of a sequence.");
-        self.duration.render(&mut out, "muser_request_duration_seconds", "Time from request to its last token.");
+        scalar(
+            &mut out,
+            "muser_queue_depth",
+            "gauge",
+            "Requests waiting for a sequence slot.",
+            g(&s.queue_depth),
+        );
+        scalar(
+            &mut out,
+            "muser_running_sequences",
+            "gauge",
+            "Sequences being prefilled or decoded.",
+            g(&s.running),
+        );
+        scalar(
+            &mut out,
+            "muser_kv_positions",
+            "gauge",
+            "Cached positions over all running sequences.",
+            g(&s.kv_positions),
+        );
+        scalar(
+            &mut out,
+            "muser_kv_capacity_positions",
+            "gauge",
+            "Positions all sequence slots can hold together.",
+            kv_capacity_positions,
+        );
+        scalar(
+            &mut out,
+            "muser_kv_bytes",
+            "gauge",
+            "Bytes held by running sequences' KV caches.",
+            g(&s.kv_bytes),
+        );
+        scalar(
+            &mut out,
+            "muser_prompt_tokens_total",
+            "counter",
+            "Prompt tokens prefilled.",
+            g(&s.prompt_tokens),
+        );
+        scalar(
+            &mut out,
+            "muser_generated_tokens_total",
+            "counter",
+            "Tokens generated.",
+            g(&s.generated_tokens),
+        );
+        scalar(
+            &mut out,
+            "muser_steps_total",
+            "counter",
+            "Batched forward passes.",
+            g(&s.steps),
+        );
+        scalar(
+            &mut out,
+            "muser_step_rows_total",
+            "counter",
+            "Rows over all forward passes (rows/steps = mean batch).",
+            g(&s.step_rows),
+        );
+        scalar(
+            &mut out,
+            "muser_sequences_cancelled_total",
+            "counter",
+            "Sequences ended because the client went away.",
+            g(&s.cancelled),
+        );
+        self.ttft.render(
+            &mut out,
+            "muser_time_to_first_token_seconds",
+            "Time from request to first generated token.",
+        );
+        self.itl.render(
+            &mut out,
+            "muser_inter_token_latency_seconds",
+            "Time between consecutive generated tokens of a sequence.",
+        );
+        self.duration.render(
+            &mut out,
+            "muser_request_duration_seconds",
+            "Time from request to its last token.",
+        );
         out
     }
 }

@@ -49,7 +49,10 @@ pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         (cfg.context * cfg.max_sequences) as u64,
     );
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         text,
     )
         .into_response()
@@ -70,7 +73,11 @@ pub async fn tokenize(State(state): State<Arc<AppState>>, body: Bytes) -> Respon
     let run = || -> Result<Response, ApiError> {
         let req: TokenizeRequest = parse_json(&body)?;
         let tok = &state.tokenizer;
-        let ids = tok.encode(&req.content, req.add_special, req.parse_special.unwrap_or(true));
+        let ids = tok.encode(
+            &req.content,
+            req.add_special,
+            req.parse_special.unwrap_or(true),
+        );
         let tokens: Vec<serde_json::Value> = if req.with_pieces {
             ids.iter()
                 .map(|&id| {

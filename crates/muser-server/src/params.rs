@@ -105,7 +105,10 @@ impl Common {
         range("frequency_penalty", self.frequency_penalty, -2.0, 2.0)?;
         range("repeat_penalty", self.repeat_penalty, 0.0, 10.0)?;
         if self.repeat_penalty == Some(0.0) {
-            return Err(ApiError::param("repeat_penalty", "repeat_penalty must be > 0"));
+            return Err(ApiError::param(
+                "repeat_penalty",
+                "repeat_penalty must be > 0",
+            ));
         }
         let d = SamplingParams::default();
         let sampling = SamplingParams {
@@ -122,12 +125,19 @@ impl Common {
         };
         let max_tokens = match (self.max_completion_tokens, self.max_tokens) {
             (Some(0), _) | (None, Some(0)) => {
-                return Err(ApiError::param("max_tokens", "max_tokens must be at least 1"))
+                return Err(ApiError::param(
+                    "max_tokens",
+                    "max_tokens must be at least 1",
+                ))
             }
             (Some(m), _) | (None, Some(m)) => Some(m.min(usize::MAX as u64) as usize),
             (None, None) => None,
         };
-        let stops = self.stop.clone().map(OneOrMany::into_vec).unwrap_or_default();
+        let stops = self
+            .stop
+            .clone()
+            .map(OneOrMany::into_vec)
+            .unwrap_or_default();
         if stops.len() > 16 {
             return Err(ApiError::param("stop", "at most 16 stop strings"));
         }

@@ -77,7 +77,13 @@ mod tests {
         assert_eq!(m.push("hello E").text, "hello ");
         assert_eq!(m.push("N").text, "");
         let r = m.push("Dless");
-        assert_eq!(r, Released { text: "".into(), stopped: Some("END".into()) });
+        assert_eq!(
+            r,
+            Released {
+                text: "".into(),
+                stopped: Some("END".into())
+            }
+        );
         let mut m = StopMatcher::new(vec!["END".into()]);
         assert_eq!(m.push("EN").text, "");
         assert_eq!(m.push("x").text, "ENx");

@@ -20,7 +20,9 @@ pub fn parse_calls(body: &str, recipient: &str) -> Vec<ToolCall> {
     while let Some(at) = rest.find("<atem:invoke") {
         rest = &rest[at + "<atem:invoke".len()..];
         let Some(close) = rest.find('>') else { break };
-        let name = attr(&rest[..close], "name").unwrap_or(recipient).to_string();
+        let name = attr(&rest[..close], "name")
+            .unwrap_or(recipient)
+            .to_string();
         rest = &rest[close + 1..];
         let end = rest.find("</atem:invoke>").unwrap_or(rest.len());
         let mut args = Map::new();
@@ -85,7 +87,13 @@ mod tests {
             calls[0].arguments,
             json!({"city": "Paris", "days": 3, "opts": {"unit": "C"}})
         );
-        assert_eq!(calls[1], ToolCall { name: "now".into(), arguments: json!({}) });
+        assert_eq!(
+            calls[1],
+            ToolCall {
+                name: "now".into(),
+                arguments: json!({})
+            }
+        );
     }
 
     #[test]

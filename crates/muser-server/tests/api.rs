@@ -41,7 +41,12 @@ fn small() -> SchedulerConfig {
     }
 }
 
-async fn call(s: &Arc<AppState>, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Vec<u8>, Option<String>) {
+async fn call(
+    s: &Arc<AppState>,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Vec<u8>, Option<String>) {
     let req = Request::builder().method(method).uri(path);
     let req = match body {
         Some(b) => req
@@ -105,7 +110,9 @@ async fn chat_non_streaming_and_streaming_agree() {
         &s,
         "POST",
         "/v1/chat/completions",
-        Some(chat(json!({"stream": true, "stream_options": {"include_usage": true}}))),
+        Some(chat(
+            json!({"stream": true, "stream_options": {"include_usage": true}}),
+        )),
     )
     .await;
     assert_eq!(st, StatusCode::OK);
@@ -123,7 +130,11 @@ async fn chat_non_streaming_and_streaming_agree() {
     let msg = &a["choices"][0]["message"];
     let whole = msg["content"].as_str().unwrap_or("").to_string()
         + msg["reasoning_content"].as_str().unwrap_or("");
-    assert_eq!(text, msg["content"].as_str().unwrap_or(""), "whole: {whole}");
+    assert_eq!(
+        text,
+        msg["content"].as_str().unwrap_or(""),
+        "whole: {whole}"
+    );
     let usage = chunks.last().unwrap();
     assert_eq!(usage["choices"], json!([]));
     assert_eq!(usage["usage"], a["usage"]);
@@ -215,11 +226,19 @@ async fn completions_stop_strings_and_llama_endpoints() {
         Some(json!({"prompt": "The quick brown fox", "n_predict": 4, "temperature": 0.0, "stream": true})),
     )
     .await;
-    let ev: Vec<Value> = sse(&body).iter().map(|e| serde_json::from_str(e).unwrap()).collect();
+    let ev: Vec<Value> = sse(&body)
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
     assert_eq!(ev.last().unwrap()["stop"], true);
     assert_eq!(ev.iter().filter(|e| e["stop"] == false).count(), 4);
     // tokenize / detokenize round trip.
-    let (_, t) = post(&s, "/tokenize", json!({"content": "Hello world", "with_pieces": true})).await;
+    let (_, t) = post(
+        &s,
+        "/tokenize",
+        json!({"content": "Hello world", "with_pieces": true}),
+    )
+    .await;
     let ids: Vec<u32> = t["tokens"]
         .as_array()
         .unwrap()
@@ -238,28 +257,86 @@ async fn bad_requests_get_openai_error_bodies() {
     let s = state(small());
     let cases = [
         ("/v1/chat/completions", json!("not an object"), None),
-        ("/v1/chat/completions", chat(json!({"max_tokens": "many"})), Some("max_tokens")),
-        ("/v1/chat/completions", chat(json!({"temperature": 7})), Some("temperature")),
+        (
+            "/v1/chat/completions",
+            chat(json!({"max_tokens": "many"})),
+            Some("max_tokens"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"temperature": 7})),
+            Some("temperature"),
+        ),
         ("/v1/chat/completions", chat(json!({"n": 3})), Some("n")),
-        ("/v1/chat/completions", chat(json!({"messages": []})), Some("messages")),
-        ("/v1/chat/completions", chat(json!({"messages": [{"role": "wizard", "content": "x"}]})), Some("messages[0].role")),
-        ("/v1/chat/completions", chat(json!({"messages": [{"role": "user", "content": 5}]})), Some("messages[0].content")),
-        ("/v1/chat/completions", chat(json!({"tools": [{"type": "retrieval"}]})), Some("tools[0]")),
-        ("/v1/chat/completions", chat(json!({"tool_choice": "sometimes"})), Some("tool_choice")),
-        ("/v1/chat/completions", chat(json!({"response_format": {"type": "yaml"}})), Some("response_format")),
-        ("/v1/chat/completions", chat(json!({"logit_bias": {"5": 1.0}})), Some("logit_bias")),
-        ("/v1/chat/completions", chat(json!({"stream_options": {"include_usage": true}})), Some("stream_options")),
-        ("/v1/completions", json!({"prompt": "x", "echo": true}), Some("echo")),
-        ("/v1/completions", json!({"prompt": ["a", "b"]}), Some("prompt")),
-        ("/v1/completions", json!({"prompt": [1, 2, 999999]}), Some("prompt")),
+        (
+            "/v1/chat/completions",
+            chat(json!({"messages": []})),
+            Some("messages"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"messages": [{"role": "wizard", "content": "x"}]})),
+            Some("messages[0].role"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"messages": [{"role": "user", "content": 5}]})),
+            Some("messages[0].content"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"tools": [{"type": "retrieval"}]})),
+            Some("tools[0]"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"tool_choice": "sometimes"})),
+            Some("tool_choice"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"response_format": {"type": "yaml"}})),
+            Some("response_format"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"logit_bias": {"5": 1.0}})),
+            Some("logit_bias"),
+        ),
+        (
+            "/v1/chat/completions",
+            chat(json!({"stream_options": {"include_usage": true}})),
+            Some("stream_options"),
+        ),
+        (
+            "/v1/completions",
+            json!({"prompt": "x", "echo": true}),
+            Some("echo"),
+        ),
+        (
+            "/v1/completions",
+            json!({"prompt": ["a", "b"]}),
+            Some("prompt"),
+        ),
+        (
+            "/v1/completions",
+            json!({"prompt": [1, 2, 999999]}),
+            Some("prompt"),
+        ),
         ("/v1/completions", json!({"max_tokens": 3}), None),
-        ("/completion", json!({"prompt": "x", "n_predict": -5}), Some("n_predict")),
+        (
+            "/completion",
+            json!({"prompt": "x", "n_predict": -5}),
+            Some("n_predict"),
+        ),
     ];
     for (path, body, param) in cases {
         let (st, e) = post(&s, path, body.clone()).await;
         assert_eq!(st, StatusCode::BAD_REQUEST, "{path} {body}: {e}");
         assert_eq!(e["error"]["type"], "invalid_request_error", "{e}");
-        assert!(e["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert!(e["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
         if let Some(p) = param {
             assert_eq!(e["error"]["param"], p, "{body}: {e}");
         }
@@ -272,8 +349,12 @@ async fn bad_requests_get_openai_error_bodies() {
         .unwrap();
     let r = router(s.clone()).oneshot(req).await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
-    let b: Value = serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
-    assert!(b["error"]["message"].as_str().unwrap().contains("not valid JSON"));
+    let b: Value =
+        serde_json::from_slice(&r.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert!(b["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not valid JSON"));
     // A prompt longer than the context.
     let long = "word ".repeat(400);
     let (st, e) = post(&s, "/v1/completions", json!({ "prompt": long })).await;
@@ -311,7 +392,10 @@ async fn a_full_queue_is_503_with_retry_after_and_metrics_count_it() {
                 refused += 1;
                 assert_eq!(retry.as_deref(), Some("1"));
                 let e: Value = serde_json::from_slice(&b).unwrap();
-                assert!(e["error"]["message"].as_str().unwrap().contains("queue is full"));
+                assert!(e["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("queue is full"));
             }
             other => panic!("{other}"),
         }

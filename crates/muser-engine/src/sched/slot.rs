@@ -20,9 +20,10 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    pub fn new(model: &Glimmer, cfg: &SchedulerConfig, req: Request) -> Result<Slot, Request> {
+    /// A slot for `req`; the request back if its sampling parameters are invalid.
+    pub fn new(model: &Glimmer, cfg: &SchedulerConfig, req: Request) -> Result<Slot, Box<Request>> {
         let Ok(mut sampler) = Sampler::new(req.sampling.clone()) else {
-            return Err(req);
+            return Err(Box::new(req));
         };
         sampler.observe(&req.prompt);
         Ok(Slot {
