@@ -132,6 +132,12 @@ impl Backend for CpuRef {
 /// Decode steps (one token) run on a team of spinning threads: a step issues ~4 parallel
 /// dispatches per layer, and waking sleeping workers for each costs more than the short ones
 /// take (measured on the 2-core dev VM, 1 GB model: 36 → see bench/runs). Prefill uses rayon.
+/// Products of up to this many rows (batched decode steps, small prompt chunks) run on the
+/// spinning team like one-token steps; larger ones on rayon. Mixing the two pools within a
+/// step made 8 batched sequences slower than one (the team's spinning workers took the cores
+/// from rayon's): see bench/runs/2026-11-30-serve.
+const TEAM_MAX_ROWS: usize = 64;
+
 pub struct Cpu {
     pub isa: muser_quant::Isa,
     pub kv: KvDtype,
@@ -186,7 +192,12 @@ impl Backend for Cpu {
             return self.matmul_many(weights, &[m], x, 1, &mut [out]);
         }
         let k = muser_quant::Kernels::new(m.ty, self.isa)?;
-        muser_quant::matmul_with(&k, weights.bytes(m), m.n_in, m.n_out, x, n_tokens, out)?;
+        let w = weights.bytes(m);
+        if n_tokens <= TEAM_MAX_ROWS {
+            muser_quant::matmul_on(&self.team, &k, w, m.n_in, m.n_out, x, n_tokens, out)?;
+        } else {
+            muser_quant::matmul_with(&k, w, m.n_in, m.n_out, x, n_tokens, out)?;
+        }
         Ok(())
     }
 

@@ -58,6 +58,36 @@ pub fn matmul_with(
     n_tokens: usize,
     out: &mut [f32],
 ) -> Result<()> {
+    matmul_impl(None, kernels, w, n_in, n_out, x, n_tokens, out)
+}
+
+/// [`matmul_with`] on a [`SpinPool`] (batched decode steps: a few rows, many short products,
+/// on the same team as the one-token path). Results are identical to [`matmul_with`].
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_on(
+    pool: &SpinPool,
+    kernels: &Kernels,
+    w: &[u8],
+    n_in: usize,
+    n_out: usize,
+    x: &[f32],
+    n_tokens: usize,
+    out: &mut [f32],
+) -> Result<()> {
+    matmul_impl(Some(pool), kernels, w, n_in, n_out, x, n_tokens, out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn matmul_impl(
+    pool: Option<&SpinPool>,
+    kernels: &Kernels,
+    w: &[u8],
+    n_in: usize,
+    n_out: usize,
+    x: &[f32],
+    n_tokens: usize,
+    out: &mut [f32],
+) -> Result<()> {
     let w_row = row_size(kernels.weight_type(), n_in)?;
     let a_row = activation_row_size(kernels.act_type(), n_in)?;
     check_len(
@@ -83,10 +113,16 @@ pub fn matmul_with(
     let mut acts = vec![0u8; mul("activation bytes (overflow)", n_tokens, a_row)?];
     if a_row > 0 {
         let act = kernels.act_type();
-        acts.par_chunks_mut(a_row)
-            .zip(x.par_chunks(n_in.max(1)))
-            .with_min_len(8)
-            .try_for_each(|(dst, src)| quantize_activation_into(act, src, dst))?;
+        if pool.is_some() {
+            acts.chunks_mut(a_row)
+                .zip(x.chunks(n_in.max(1)))
+                .try_for_each(|(dst, src)| quantize_activation_into(act, src, dst))?;
+        } else {
+            acts.par_chunks_mut(a_row)
+                .zip(x.par_chunks(n_in.max(1)))
+                .with_min_len(8)
+                .try_for_each(|(dst, src)| quantize_activation_into(act, src, dst))?;
+        }
     }
 
     let parallel = w.len().saturating_mul(n_tokens) >= PARALLEL_MIN_WORK;
@@ -114,10 +150,11 @@ pub fn matmul_with(
 
     if n_tokens == 1 {
         // `out` is already row-major by output row.
-        run(out, ROWS_PER_TASK, parallel, task);
+        run(pool, out, ROWS_PER_TASK, parallel, task);
     } else {
         let mut by_row = vec![0.0f32; out.len()];
         run(
+            pool,
             &mut by_row,
             ROWS_PER_TASK.saturating_mul(n_tokens),
             parallel,
@@ -132,11 +169,18 @@ pub fn matmul_with(
     Ok(())
 }
 
-fn run<F>(buf: &mut [f32], chunk: usize, parallel: bool, task: F)
+fn run<F>(pool: Option<&SpinPool>, buf: &mut [f32], chunk: usize, parallel: bool, task: F)
 where
     F: Fn((usize, &mut [f32])) + Sync + Send,
 {
-    if parallel {
+    if let Some(pool) = pool.filter(|p| parallel && p.size() > 1) {
+        let parts: Vec<std::sync::Mutex<&mut [f32]>> =
+            buf.chunks_mut(chunk).map(std::sync::Mutex::new).collect();
+        pool.for_each(parts.len(), &|c| {
+            let mut part = parts[c].lock().unwrap_or_else(|e| e.into_inner());
+            task((c, &mut part));
+        });
+    } else if parallel {
         buf.par_chunks_mut(chunk).enumerate().for_each(task);
     } else {
         buf.chunks_mut(chunk).enumerate().for_each(task);
