@@ -80,6 +80,52 @@ pub fn attend(
     }
 }
 
+/// One query row of [`attend_many`]: its cache, layer and position, and the query.
+pub struct AttnJob<'a> {
+    pub kv: &'a KvCache,
+    pub layer: usize,
+    pub pos: usize,
+    pub q: &'a [f32],
+}
+
+/// [`attend`] for several query rows (of different sequences: each row's K/V must already be
+/// stored) in one parallel dispatch over every (row, KV head) pair. Each output equals
+/// [`attend`]'s for that row.
+pub fn attend_many(
+    backend: &dyn Backend,
+    num: Numerics,
+    shape: AttnShape,
+    jobs: &[AttnJob<'_>],
+    outs: &mut [&mut [f32]],
+) {
+    let hd = shape.head_dim;
+    let g_n = shape.n_head_kv;
+    let results: Vec<Mutex<Vec<Vec<f32>>>> = (0..jobs.len() * g_n)
+        .map(|_| Mutex::new(Vec::new()))
+        .collect();
+    backend.for_each(jobs.len() * g_n, &|i| {
+        let (j, g) = (i / g_n, i % g_n);
+        let job = &jobs[j];
+        let qs: Vec<&[f32]> = shape
+            .heads_of(g)
+            .iter()
+            .map(|&h| &job.q[h * hd..(h + 1) * hd])
+            .collect();
+        let outs = match num {
+            Numerics::Exact => group_exact(shape, job.kv, job.layer, job.pos, g, &qs),
+            Numerics::Ggml => group_ggml(shape, job.kv, job.layer, job.pos, g, &qs),
+        };
+        *results[i].lock().unwrap_or_else(|e| e.into_inner()) = outs;
+    });
+    for (i, r) in results.into_iter().enumerate() {
+        let (j, g) = (i / g_n, i % g_n);
+        let r = r.into_inner().unwrap_or_else(|e| e.into_inner());
+        for (h, o) in shape.heads_of(g).into_iter().zip(r) {
+            outs[j][h * hd..(h + 1) * hd].copy_from_slice(&o);
+        }
+    }
+}
+
 /// K or V slice of KV head `g` as f32.
 fn head_f32(row: Row<'_>, g: usize, hd: usize, buf: &mut [f32]) {
     match row {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use muser_gguf::GgufFile;
 
-use crate::attention::{attend, AttnShape};
+use crate::attention::{attend, attend_many, AttnJob, AttnShape};
 use crate::backend::Backend;
 use crate::config::GlimmerConfig;
 use crate::error::{Error, Result};
@@ -43,6 +43,23 @@ pub struct Segment<'a> {
     pub kv: &'a mut KvCache,
     pub tokens: &'a [u32],
     pub want: LogitsFor,
+}
+
+/// Runs `f(row index, row)` over the `width`-wide rows of `buf`: on the backend's threads when
+/// there are several rows, inline for one. Each row's result is the same either way.
+fn per_row(b: &dyn Backend, buf: &mut [f32], width: usize, f: &(dyn Fn(usize, &mut [f32]) + Sync)) {
+    if buf.len() <= width {
+        if !buf.is_empty() {
+            f(0, buf);
+        }
+        return;
+    }
+    let rows: Vec<std::sync::Mutex<&mut [f32]>> =
+        buf.chunks_mut(width).map(std::sync::Mutex::new).collect();
+    b.for_each(rows.len(), &|i| {
+        let mut r = rows[i].lock().unwrap_or_else(|e| e.into_inner());
+        f(i, &mut r);
+    });
 }
 
 /// A loaded Glimmer model bound to a backend.
@@ -176,12 +193,15 @@ impl Glimmer {
             wanted.len(),
             &mut logits,
         )?;
-        if self.faults.softcap_before_scale {
-            ops::scale_softcap(num, &mut logits, 1.0, c.softcap);
-            ops::scale_softcap(num, &mut logits, c.logit_scale, 0.0);
-        } else {
-            ops::scale_softcap(num, &mut logits, c.logit_scale, c.softcap);
-        }
+        let before = self.faults.softcap_before_scale;
+        per_row(self.backend(), &mut logits, c.n_vocab, &|_, row| {
+            if before {
+                ops::scale_softcap(num, row, 1.0, c.softcap);
+                ops::scale_softcap(num, row, c.logit_scale, 0.0);
+            } else {
+                ops::scale_softcap(num, row, c.logit_scale, c.softcap);
+            }
+        });
         Ok(logits)
     }
 
@@ -203,9 +223,9 @@ impl Glimmer {
 
         // Pre-attention norm and the four projections.
         let mut h = x.to_vec();
-        for r in h.chunks_mut(e) {
-            ops::rms_norm(num, r, Some(&w.attn_norm), c.rms_eps);
-        }
+        per_row(b, &mut h, e, &|_, r| {
+            ops::rms_norm(num, r, Some(&w.attn_norm), c.rms_eps)
+        });
         let mut q = vec![0f32; n * qd];
         let mut k = vec![0f32; n * kvd];
         let mut v = vec![0f32; n * kvd];
@@ -219,19 +239,15 @@ impl Glimmer {
         )?;
 
         // Per-head QK-norm, then RoPE on sliding layers only (full layers are NoPE).
-        for (t, (qt, kt)) in q.chunks_mut(qd).zip(k.chunks_mut(kvd)).enumerate() {
-            for head in qt.chunks_mut(hd) {
-                ops::rms_norm(num, head, Some(&w.attn_q_norm), c.rms_eps);
-            }
-            for head in kt.chunks_mut(hd) {
-                ops::rms_norm(num, head, Some(&w.attn_k_norm), c.rms_eps);
-            }
-            if sliding {
-                let pos = rows[t].1;
-                for head in qt.chunks_mut(hd).chain(kt.chunks_mut(hd)) {
-                    self.rope(num, head, pos);
+        for (buf, width, norm) in [(&mut q, qd, &w.attn_q_norm), (&mut k, kvd, &w.attn_k_norm)] {
+            per_row(b, buf, width, &|t, row| {
+                for head in row.chunks_mut(hd) {
+                    ops::rms_norm(num, head, Some(norm), c.rms_eps);
+                    if sliding {
+                        self.rope(num, head, rows[t].1);
+                    }
                 }
-            }
+            });
         }
 
         // Store each row, then let that row attend: a ring never loses a row a later query
@@ -244,6 +260,10 @@ impl Glimmer {
             interleaved_gqa: self.faults.interleaved_gqa,
         };
         let mut attn = vec![0f32; n * qd];
+        // Rows of multi-row segments: store, then attend, one row at a time (a ring never
+        // loses a row a later query of the same chunk still needs).
+        let seg_len: Vec<usize> = segs.iter().map(|s| s.tokens.len()).collect();
+        let single = |si: usize| seg_len[si] == 1;
         for (t, &(si, pos)) in rows.iter().enumerate() {
             let kv = &mut *segs[si].kv;
             kv.append(
@@ -252,16 +272,38 @@ impl Glimmer {
                 &k[t * kvd..(t + 1) * kvd],
                 &v[t * kvd..(t + 1) * kvd],
             )?;
-            attend(
-                b,
-                num,
-                shape,
-                kv,
-                layer,
-                pos,
-                &q[t * qd..(t + 1) * qd],
-                &mut attn[t * qd..(t + 1) * qd],
-            );
+            if !single(si) {
+                attend(
+                    b,
+                    num,
+                    shape,
+                    kv,
+                    layer,
+                    pos,
+                    &q[t * qd..(t + 1) * qd],
+                    &mut attn[t * qd..(t + 1) * qd],
+                );
+            }
+        }
+        // One-row segments (decode steps, each its own sequence): all in one dispatch.
+        let singles: Vec<usize> = (0..n).filter(|&t| single(rows[t].0)).collect();
+        if !singles.is_empty() {
+            let jobs: Vec<AttnJob<'_>> = singles
+                .iter()
+                .map(|&t| AttnJob {
+                    kv: &*segs[rows[t].0].kv,
+                    layer,
+                    pos: rows[t].1,
+                    q: &q[t * qd..(t + 1) * qd],
+                })
+                .collect();
+            let mut outs: Vec<&mut [f32]> = attn
+                .chunks_mut(qd)
+                .enumerate()
+                .filter(|(t, _)| single(rows[*t].0))
+                .map(|(_, o)| o)
+                .collect();
+            attend_many(b, num, shape, &jobs, &mut outs);
         }
 
         // Sigmoid gate, output projection, post-attention norm (eps 1e-8), residual.
@@ -291,9 +333,9 @@ impl Glimmer {
 
         // Pre-FFN norm, SwiGLU, post-FFN norm (eps 1e-8), residual.
         let mut h = x.to_vec();
-        for r in h.chunks_mut(e) {
-            ops::rms_norm(num, r, Some(&w.ffn_norm), c.rms_eps);
-        }
+        per_row(b, &mut h, e, &|_, r| {
+            ops::rms_norm(num, r, Some(&w.ffn_norm), c.rms_eps)
+        });
         let mut g = vec![0f32; n * ff];
         let mut u = vec![0f32; n * ff];
         b.matmul_many(

@@ -113,10 +113,20 @@ fn matmul_impl(
     let mut acts = vec![0u8; mul("activation bytes (overflow)", n_tokens, a_row)?];
     if a_row > 0 {
         let act = kernels.act_type();
-        if pool.is_some() {
-            acts.chunks_mut(a_row)
-                .zip(x.chunks(n_in.max(1)))
-                .try_for_each(|(dst, src)| quantize_activation_into(act, src, dst))?;
+        if let Some(pool) = pool {
+            let rows: Vec<std::sync::Mutex<&mut [u8]>> =
+                acts.chunks_mut(a_row).map(std::sync::Mutex::new).collect();
+            let failed = std::sync::Mutex::new(None);
+            pool.for_each(rows.len(), &|t| {
+                let mut dst = rows[t].lock().unwrap_or_else(|e| e.into_inner());
+                let src = &x[t * n_in..(t + 1) * n_in];
+                if let Err(e) = quantize_activation_into(act, src, &mut dst) {
+                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                }
+            });
+            if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                return Err(e);
+            }
         } else {
             acts.par_chunks_mut(a_row)
                 .zip(x.par_chunks(n_in.max(1)))
