@@ -187,13 +187,14 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=48)
     ap.add_argument("--parallel", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--device", default="cpu")
     ap.add_argument("--out")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     model = os.path.join(a.workdir, "tiny.gguf")
     subprocess.run([a.muser, "synth", "--preset", "tiny", "--out", model, "-q"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cmd = [a.muser, "serve", "-m", model, "--device", "cpu", "--port", "0", "--ctx", "512",
+    cmd = [a.muser, "serve", "-m", model, "--device", a.device, "--port", "0", "--ctx", "512",
            "--parallel", str(a.parallel), "--queue", "256"]
     if a.threads:
         cmd += ["-t", str(a.threads)]
@@ -218,8 +219,8 @@ def main():
         f"# muser serve load test",
         "",
         f"Command: `python3 tools/loadtest/loadtest.py --muser {a.muser} --clients {a.clients} "
-        f"--seconds {a.seconds:g} --max-tokens {a.max_tokens} --parallel {a.parallel}`",
-        f"Server: `muser serve` on the synthetic `tiny` preset, `--device cpu --ctx 512 --parallel "
+        f"--seconds {a.seconds:g} --max-tokens {a.max_tokens} --parallel {a.parallel} --device {a.device}`",
+        f"Server: `muser serve` on the synthetic `tiny` preset, `--device {a.device} --ctx 512 --parallel "
         f"{a.parallel} --queue 256`; clients in the same machine (asyncio, raw HTTP/1.1, SSE).",
         "",
         "| phase | clients | seconds | requests | tokens | aggregate tok/s | TTFT p50 / p99 | ITL p50 / p99 | errors |",
