@@ -416,3 +416,60 @@ async fn a_full_queue_is_503_with_retry_after_and_metrics_count_it() {
     let models: Value = serde_json::from_slice(&models).unwrap();
     assert_eq!(models["data"][0]["id"], "tiny");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_bodies_never_get_a_server_error() {
+    let s = state(small());
+    let bodies = [
+        json!({}),
+        json!(null),
+        json!([1, 2, 3]),
+        json!({"prompt": []}),
+        json!({"prompt": ""}),
+        json!({"prompt": "x", "max_tokens": -1}),
+        json!({"prompt": "x", "max_tokens": 1e30}),
+        json!({"prompt": "x", "seed": 1e30}),
+        json!({"prompt": "x", "top_k": -4}),
+        json!({"prompt": "x", "stop": [1, 2]}),
+        json!({"prompt": "x", "stop": ""}),
+        json!({"prompt": "x", "stream": "yes"}),
+        json!({"prompt": "\u{0}\u{ffff}😀", "max_tokens": 2}),
+        json!({"messages": [{"role": "user"}], "max_tokens": 2}),
+        json!({"messages": [{"role": "user", "content": null}], "max_tokens": 2}),
+        json!({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}),
+        json!({"messages": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}),
+        json!({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{bad"}}]}], "max_tokens": 2}),
+        json!({"messages": "hello"}),
+        json!({"messages": [{"role": "user", "content": "x"}], "tools": "all"}),
+        json!({"content": 5}),
+        json!({"tokens": [-1]}),
+    ];
+    for path in [
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/completion",
+        "/tokenize",
+        "/detokenize",
+    ] {
+        for b in &bodies {
+            let (st, body, _) = call(&s, "POST", path, Some(b.clone())).await;
+            assert!(
+                st.as_u16() < 500,
+                "{path} {b}: {st} {}",
+                String::from_utf8_lossy(&body)
+            );
+            if !st.is_success() {
+                let e: Value = serde_json::from_slice(&body).unwrap();
+                assert!(e["error"]["message"].is_string(), "{path} {b}: {e}");
+            }
+        }
+    }
+    let deep = "[".repeat(100_000);
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/completions")
+        .body(Body::from(deep))
+        .unwrap();
+    let r = router(s.clone()).oneshot(req).await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+}
