@@ -158,9 +158,11 @@ async def main_async(a, port):
     refs = {}
     for case in cases:
         status, toks, lps, _, _ = await stream(port, case_body(case, a.max_tokens))
-        assert status == 200 and len(toks) == a.max_tokens, (status, len(toks))
+        # A stream may end early on a sampled stop token (EOS/EOT); the comparison still holds.
+        assert status == 200 and 0 < len(toks) <= a.max_tokens, (status, len(toks))
         refs[case] = (toks, lps)
-    print(f"reference: {len(cases)} cases streamed alone, {a.max_tokens} tokens each", flush=True)
+    n_ref = sum(len(r[0]) for r in refs.values())
+    print(f"reference: {len(cases)} cases streamed alone, {n_ref} tokens", flush=True)
     one = await clients(port, 1, a.scale_seconds, cases, refs, a.max_tokens)
     eight = await clients(port, 8, a.scale_seconds, cases, refs, a.max_tokens)
     tps1 = one["tokens"] / one["elapsed"]
