@@ -156,7 +156,8 @@ def main():
             {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}],
             tools=tools, tool_choice="auto", max_tokens=4, seed=1)
         check("chat: tools and a tool round trip are accepted", tr.choices[0].finish_reason in ("length", "stop", "tool_calls"))
-        jr = c.chat.completions.create(model=mid, messages=msgs, max_tokens=4, seed=1,
+        jmsgs = [{"role": "user", "content": "Reply with a JSON object."}]
+        jr = c.chat.completions.create(model=mid, messages=jmsgs, max_tokens=4, seed=1,
                                        response_format={"type": "json_object"})
         check("chat: response_format json_object accepted", jr.usage.completion_tokens >= 1)
 
@@ -201,6 +202,9 @@ def main():
                "context_length_exceeded")
         raises("error: wrong type", openai.BadRequestError,
                lambda: c.chat.completions.create(model=mid, messages=msgs, max_tokens="many"), 400, "max_tokens")
+        raises("error: json_object without asking for JSON", openai.BadRequestError,
+               lambda: c.chat.completions.create(model=mid, messages=msgs,
+                                                 response_format={"type": "json_object"}), 400, "json")
         raises("error: unknown role", openai.BadRequestError,
                lambda: c.chat.completions.create(model=mid, messages=[{"role": "wizard", "content": "x"}]),
                400, "role")

@@ -184,6 +184,31 @@ fn check_tools(req: &ChatRequest) -> Result<Option<Value>, ApiError> {
             ));
         }
     }
+    // As OpenAI: JSON mode needs the conversation itself to ask for JSON (the output is not
+    // constrained; it is checked after generation and counted in the metrics).
+    if req
+        .response_format
+        .as_ref()
+        .and_then(|r| r.get("type"))
+        .and_then(Value::as_str)
+        == Some("json_object")
+    {
+        let asks = req.messages.iter().any(|m| match &m.content {
+            Some(Content::Text(t)) => t.to_lowercase().contains("json"),
+            Some(Content::Parts(p)) => p.iter().any(|p| {
+                p.text
+                    .as_ref()
+                    .is_some_and(|t| t.to_lowercase().contains("json"))
+            }),
+            None => false,
+        });
+        if !asks {
+            return Err(ApiError::param(
+                "messages",
+                "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'",
+            ));
+        }
+    }
     let none = req.tool_choice.as_ref().and_then(Value::as_str) == Some("none");
     Ok((!tools.is_empty() && !none).then(|| Value::Array(tools)))
 }
@@ -245,7 +270,13 @@ async fn run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiError> {
             logprobs,
         },
     )?;
-    let asm = ChatAssembler::new(state.markers.clone(), checked.stops.clone());
+    let mut asm = ChatAssembler::new(state.markers.clone(), checked.stops.clone());
+    asm.json_mode = req
+        .response_format
+        .as_ref()
+        .and_then(|r| r.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with("json"));
     let id = new_id("chatcmpl");
     let model = state.model_id.clone();
     if checked.stream {
@@ -318,6 +349,9 @@ async fn collect(
         }
     };
     apply(asm.finish());
+    if asm.json_mode {
+        check_json(&state, &content);
+    }
     let mut message = json!({"role": "assistant", "content": (!content.is_empty() || calls.is_empty()).then_some(content)});
     if !reasoning.is_empty() {
         message["reasoning_content"] = reasoning.into();
@@ -340,6 +374,20 @@ async fn collect(
         "usage": usage(prompt_tokens, completion_tokens),
     }))
     .into_response())
+}
+
+/// JSON mode: counts (and reports on stderr) an answer that is not valid JSON.
+fn check_json(state: &AppState, content: &str) {
+    if serde_json::from_str::<Value>(content).is_err() {
+        state
+            .metrics
+            .response_format_invalid
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        eprintln!(
+            "muser serve: a response_format JSON answer is not valid JSON ({} bytes)",
+            content.len()
+        );
+    }
 }
 
 pub fn usage(prompt: usize, completion: usize) -> Value {
@@ -391,6 +439,7 @@ async fn stream(
         None,
     )];
     let mut completion_tokens = 0;
+    let mut answer = String::new();
     let reason = loop {
         for data in out.drain(..) {
             if tx.send(data).await.is_err() {
@@ -407,7 +456,15 @@ async fn stream(
                 if let Some(lp) = &logprobs {
                     pending_lp.push(logprob_entry(&state.tokenizer, id, lp));
                 }
-                out = to_chunks(asm.token(&state.tokenizer, id), &mut pending_lp);
+                let deltas = asm.token(&state.tokenizer, id);
+                if asm.json_mode {
+                    for d in &deltas {
+                        if let Delta::Content(t) = d {
+                            answer.push_str(t);
+                        }
+                    }
+                }
+                out = to_chunks(deltas, &mut pending_lp);
                 if asm.stopped_by.is_some() {
                     break FinishReason::Stop;
                 }
@@ -421,7 +478,16 @@ async fn stream(
             None => return,
         }
     };
-    out.extend(to_chunks(asm.finish(), &mut pending_lp));
+    let tail = asm.finish();
+    if asm.json_mode {
+        for d in &tail {
+            if let Delta::Content(t) = d {
+                answer.push_str(t);
+            }
+        }
+        check_json(&state, &answer);
+    }
+    out.extend(to_chunks(tail, &mut pending_lp));
     let lps = wants_lp.then(|| json!({"content": pending_lp}));
     out.push(chunk(
         json!({}),

@@ -211,6 +211,8 @@ pub struct ChatAssembler {
     tool_body: String,
     pub stopped_by: Option<String>,
     pub tool_calls: usize,
+    /// `response_format` asked for JSON: the answer is checked when it ends.
+    pub json_mode: bool,
 }
 
 impl ChatAssembler {
@@ -223,6 +225,7 @@ impl ChatAssembler {
             tool_body: String::new(),
             stopped_by: None,
             tool_calls: 0,
+            json_mode: false,
         }
     }
 

@@ -72,6 +72,8 @@ pub struct Metrics {
     pub ttft: Histogram,
     pub itl: Histogram,
     pub duration: Histogram,
+    /// `response_format` JSON answers that did not parse as JSON.
+    pub response_format_invalid: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Metrics {
@@ -81,6 +83,7 @@ impl Default for Metrics {
             ttft: Histogram::new(LATENCY),
             itl: Histogram::new(LATENCY),
             duration: Histogram::new(DURATION),
+            response_format_invalid: Default::default(),
         }
     }
 }
@@ -185,6 +188,14 @@ impl Metrics {
             "counter",
             "Sequences ended because the client went away.",
             g(&s.cancelled),
+        );
+        scalar(
+            &mut out,
+            "muser_response_format_invalid_total",
+            "counter",
+            "JSON-mode answers that were not valid JSON (the output is not constrained).",
+            self.response_format_invalid
+                .load(std::sync::atomic::Ordering::Relaxed),
         );
         self.ttft.render(
             &mut out,

@@ -401,15 +401,42 @@ async fn a_full_queue_is_503_with_retry_after_and_metrics_count_it() {
         }
     }
     assert!(ok >= 1 && refused >= 1, "ok {ok} refused {refused}");
-    let (st, m, _) = call(&s, "GET", "/metrics", None).await;
-    assert_eq!(st, StatusCode::OK);
-    let m = String::from_utf8(m).unwrap();
-    assert!(m.contains(&format!(
-        "muser_requests_total{{endpoint=\"/v1/completions\",status=\"503\"}} {refused}"
-    )));
+    // The scheduler updates its gauges after the step that ended the last sequence.
+    let mut m = String::new();
+    for _ in 0..200 {
+        let (st, body, _) = call(&s, "GET", "/metrics", None).await;
+        assert_eq!(st, StatusCode::OK);
+        m = String::from_utf8(body).unwrap();
+        if m.contains("muser_kv_positions 0\n") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(
+        m.contains(&format!(
+            "muser_requests_total{{endpoint=\"/v1/completions\",status=\"503\"}} {refused}"
+        )),
+        "{m}"
+    );
     assert!(m.contains(&format!("muser_time_to_first_token_seconds_count {ok}")));
     assert!(m.contains("muser_kv_positions 0\n"));
     assert!(m.contains("muser_inter_token_latency_seconds_bucket{le=\"+Inf\"}"));
+    // JSON mode: the conversation must ask for JSON; an answer that is not JSON is counted.
+    let (st, e) = post(
+        &s,
+        "/v1/chat/completions",
+        chat(json!({"response_format": {"type": "json_object"}})),
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert_eq!(e["error"]["param"], "messages");
+    let ask = json!({"messages": [{"role": "user", "content": "Answer in JSON"}], "max_tokens": 3,
+                     "response_format": {"type": "json_object"}});
+    let (st, _) = post(&s, "/v1/chat/completions", ask).await;
+    assert_eq!(st, StatusCode::OK);
+    let (_, m, _) = call(&s, "GET", "/metrics", None).await;
+    let m = String::from_utf8(m).unwrap();
+    assert!(m.contains("muser_response_format_invalid_total 1\n"), "{m}");
     let (_, h, _) = call(&s, "GET", "/health", None).await;
     assert_eq!(serde_json::from_slice::<Value>(&h).unwrap()["status"], "ok");
     let (_, models, _) = call(&s, "GET", "/v1/models", None).await;
