@@ -38,6 +38,9 @@ pub struct Args {
     /// Name reported by /v1/models (default: the file's general.name, else its file name).
     #[arg(long)]
     alias: Option<String>,
+    /// Require `Authorization: Bearer KEY` on every endpoint but /health.
+    #[arg(long)]
+    api_key: Option<String>,
     /// CPU threads for the decode team (default: all cores).
     #[arg(short = 't', long)]
     threads: Option<usize>,
@@ -71,7 +74,9 @@ pub fn run(args: Args) -> Result<()> {
         prefill_chunk: args.prefill_chunk,
         prefill_chunk_busy: args.prefill_chunk_busy,
     };
-    let state = muser_server::AppState::new(Arc::new(model), id.clone(), device.clone(), sched)?;
+    let mut state =
+        muser_server::AppState::new(Arc::new(model), id.clone(), device.clone(), sched)?;
+    state.api_key = args.api_key;
     let cfg = state.scheduler.config().clone();
     eprintln!(
         "muser serve: {id} on {device}, {} sequences × {} positions, queue {}",

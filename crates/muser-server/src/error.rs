@@ -74,6 +74,7 @@ impl ApiError {
     fn kind(&self) -> &'static str {
         match self.status.as_u16() {
             400..=499 if self.status == StatusCode::NOT_FOUND => "not_found_error",
+            401 => "authentication_error",
             400..=499 => "invalid_request_error",
             503 => "overloaded_error",
             _ => "server_error",

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use muser_engine::sched::{Scheduler, SchedulerConfig, TokenLogprobs};
@@ -40,6 +40,8 @@ pub struct AppState {
     pub device: String,
     pub created: u64,
     pub metrics: Metrics,
+    /// When set, every endpoint but `/health` needs `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
     markers: gen::Markers,
     stop_tokens: Vec<u32>,
 }
@@ -75,6 +77,7 @@ impl AppState {
             device,
             created: params::now_secs(),
             metrics: Metrics::default(),
+            api_key: None,
             markers,
             stop_tokens,
         })
@@ -101,6 +104,10 @@ pub fn router(state: Arc<AppState>) -> Router {
                 req.uri().path()
             ))
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            authorize,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }
@@ -127,6 +134,26 @@ async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
     let r = next.run(req).await;
     state.metrics.request(endpoint, r.status().as_u16());
     r
+}
+
+/// With an API key configured, refuses requests without it (401, OpenAI-style body).
+async fn authorize(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    if let Some(key) = &state.api_key {
+        let given = req
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if req.uri().path() != "/health" && given != Some(key.as_str()) {
+            return ApiError {
+                status: axum::http::StatusCode::UNAUTHORIZED,
+                code: Some("invalid_api_key"),
+                ..ApiError::bad_request("a valid API key is required (Authorization: Bearer …)")
+            }
+            .into_response();
+        }
+    }
+    next.run(req).await
 }
 
 /// Serves until Ctrl-C (or SIGTERM); prints the address once listening.

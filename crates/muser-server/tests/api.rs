@@ -500,3 +500,24 @@ async fn odd_bodies_never_get_a_server_error() {
     let r = router(s.clone()).oneshot(req).await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_key_is_required_when_configured() {
+    let m = Glimmer::open(model_path(), Box::new(Cpu::new(Some(1)).unwrap())).unwrap();
+    let mut st = AppState::new(Arc::new(m), "tiny".into(), "cpu".into(), small()).unwrap();
+    st.api_key = Some("sesame".into());
+    let s = Arc::new(st);
+    let (status, body, _) = call(&s, "GET", "/v1/models", None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let e: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(e["error"]["code"], "invalid_api_key");
+    let (status, _, _) = call(&s, "GET", "/health", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let req = Request::builder()
+        .uri("/v1/models")
+        .header("authorization", "Bearer sesame")
+        .body(Body::empty())
+        .unwrap();
+    let r = router(s.clone()).oneshot(req).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}
