@@ -490,12 +490,23 @@ fn compile_cached(
 
 /// Compiles the kernels for `cc` without a GPU (NVRTC only), to check the sources.
 pub fn compile_check(cc: (i32, i32)) -> Result<usize> {
+    Ok(compile_all(cc)?.iter().map(|(_, p)| p.len()).sum())
+}
+
+/// Every kernel module's PTX for `cc` (NVRTC only, no GPU), by module name: for checking the
+/// sources and, with `ptxas -v`, register use.
+pub fn compile_all(cc: (i32, i32)) -> Result<Vec<(&'static str, String)>> {
     // SAFETY: only checks whether the shared library can be opened.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(Error::Cuda("NVRTC (libnvrtc.so) not found".into()));
     }
-    Ok(compile_cached("matvec", MATVEC_SRC, cc, None)?.len()
-        + compile_cached("q8act", Q8ACT_SRC, cc, None)?.len()
-        + compile_cached("decode", DECODE_SRC, cc, None)?.len()
-        + compile_cached("mvq1", MVQ1_SRC, cc, None)?.len())
+    [
+        ("matvec", MATVEC_SRC),
+        ("q8act", Q8ACT_SRC),
+        ("decode", DECODE_SRC),
+        ("mvq1", MVQ1_SRC),
+    ]
+    .into_iter()
+    .map(|(tag, src)| Ok((tag, compile_cached(tag, src, cc, None)?)))
+    .collect()
 }

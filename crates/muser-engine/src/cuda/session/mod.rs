@@ -16,7 +16,9 @@ use crate::weights::Matrix;
 pub(crate) const DECODE_KERNELS: &[&str] = &[
     "norm_tail_q8",
     "qk_norm_rope_store",
-    "attend_split",
+    "attend_split_64",
+    "attend_split_128",
+    "attend_split_256",
     "attend_merge_gate_q8",
     "swiglu_q8",
     "scale_softcap",
@@ -83,7 +85,7 @@ struct Scratch {
 /// depth 4,096 / 32,768 / 131,072): 512 rows 49.1 / 43.7 / 29.1, 128 rows 71.1 / 55.1 / 30.4.
 const ROWS_PER_SPLIT: usize = 128;
 
-/// Split-K blocks per head for a cache of `capacity` rows.
+/// Split-K blocks per head for a cache of `capacity` rows (at most the kernels' MAX_SPLITS).
 fn splits(capacity: usize) -> usize {
     capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 1024)
 }
@@ -131,9 +133,9 @@ impl<'m> CudaSession<'m> {
     /// `max_positions` positions.
     pub fn new(cuda: &'m Cuda, model: &'m Glimmer, max_positions: usize) -> Result<Self> {
         let c = &model.cfg;
-        if c.head_dim > 256 {
+        if ![64, 128, 256].contains(&c.head_dim) {
             return Err(Error::Cuda(format!(
-                "head_dim {} is larger than the attention kernel's 256",
+                "head_dim {}: the attention kernel is compiled for 64, 128 and 256",
                 c.head_dim
             )));
         }

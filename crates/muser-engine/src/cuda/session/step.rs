@@ -221,7 +221,6 @@ impl CudaSession<'_> {
                 Arg::P(ptr(&self.s.partials, &st)),
                 Arg::I(nh),
                 Arg::I(nkv),
-                Arg::I(hd),
                 Arg::P(meta_p),
                 Arg::I(lay.place.capacity as i32),
                 Arg::F(c.attn_scale()),
@@ -233,7 +232,12 @@ impl CudaSession<'_> {
             };
             // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
             // window read from `params` lies within the cache.
-            unsafe { launch(cuda, "attend_split", cfg, &args)? };
+            let name = match c.head_dim {
+                64 => "attend_split_64",
+                128 => "attend_split_128",
+                _ => "attend_split_256",
+            };
+            unsafe { launch(cuda, name, cfg, &args)? };
             self.mark(|| "attend_split".into())?;
             let [qa, da, sa] = self.q8_args(q8);
             let args = [
