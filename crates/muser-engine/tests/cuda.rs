@@ -10,7 +10,9 @@
 
 use std::time::Instant;
 
-use muser_engine::cuda::{available, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SEG_KERNELS};
+use muser_engine::cuda::{
+    available, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
+};
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
 use muser_synth::{Preset, SynthConfig, TypePlan};
@@ -60,6 +62,7 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let mut worst = 0f64;
     let mut worst_by_type = [0f64; TYPES.len()];
+    let mut worst_split = 0f64;
     let stream = cuda.stream();
     for (ti, &ty) in TYPES.iter().enumerate() {
         let ins: &[usize] = match ty.block_size() {
@@ -135,6 +138,44 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         fail += 1;
                         println!("FAIL mv {ty} n_in={n_in} n_out={n_out} n_tok={n_tok} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
                     }
+                    // One-token Q6_K also in the split layout the decode session uses.
+                    if ty == GgmlType::Q6_K && n_tok == 1 {
+                        let split = cuda
+                            .q6k_split_from(&wd.as_view(), n_out * n_in / 256)
+                            .unwrap();
+                        let mut act = Q8Act::new(cuda, n_in).unwrap();
+                        cuda.quantize_into(&xd.as_view(), &mut act, n_in).unwrap();
+                        let mut yd = stream.clone_htod(&host_y).unwrap();
+                        let mut segs = [Seg {
+                            ty,
+                            split: true,
+                            w: split.as_view(),
+                            y: yd.slice_mut(GUARD..GUARD + n_y),
+                            n_out,
+                        }];
+                        cuda.matvec1_q8(SegKernel::default(), &mut segs, &act, n_in, None)
+                            .unwrap();
+                        let got = stream.clone_dtoh(&yd).unwrap();
+                        let guards_ok = got[..GUARD]
+                            .iter()
+                            .chain(&got[GUARD + n_y..])
+                            .all(|&v| v == -12345.0);
+                        let y = &got[GUARD..GUARD + n_y];
+                        let finite = y.iter().all(|v| v.is_finite());
+                        let err: f64 = y
+                            .iter()
+                            .zip(&want)
+                            .map(|(a, b)| (f64::from(*a) - b).powi(2))
+                            .sum();
+                        let nmse = err / sig;
+                        worst_split = worst_split.max(nmse);
+                        if guards_ok && finite && nmse <= op_tol(ty) {
+                            pass += 1;
+                        } else {
+                            fail += 1;
+                            println!("FAIL mv {ty} (split layout) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
+                        }
+                    }
                 }
             }
         }
@@ -145,6 +186,10 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
             op_tol(*ty)
         );
     }
+    println!(
+        "op parity Q6_K one token, split layout: worst NMSE {worst_split:.3e} (tolerance {:.0e})",
+        op_tol(GgmlType::Q6_K)
+    );
     println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e}");
     (pass, fail)
 }
@@ -361,11 +406,25 @@ fn seg_sweep(cuda: &Cuda, once: bool) {
             cuda.quantize_into(&xd.as_view(), &mut act, n_in).unwrap();
             let mut yd = stream.alloc_zeros::<f32>(n_out).unwrap();
             let mut reference: Option<Vec<f32>> = None;
-            for k in SEG_KERNELS {
+            // Q6_K also in the split layout (default kernel), after the file-layout variants.
+            let split = (ty == GgmlType::Q6_K).then(|| {
+                cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
+                    .unwrap()
+            });
+            let variants: Vec<(SegKernel, bool)> = SEG_KERNELS
+                .iter()
+                .map(|k| (*k, false))
+                .chain(split.as_ref().map(|_| (SegKernel::default(), true)))
+                .collect();
+            for (k, is_split) in &variants {
                 let mut run = || {
                     let mut segs = [Seg {
                         ty,
-                        w: wd.as_view(),
+                        split: *is_split,
+                        w: match (&split, is_split) {
+                            (Some(sw), true) => sw.as_view(),
+                            _ => wd.as_view(),
+                        },
                         y: yd.as_view_mut(),
                         n_out,
                     }];
@@ -390,8 +449,8 @@ fn seg_sweep(cuda: &Cuda, once: bool) {
                         .fold(0f32, f32::max),
                 };
                 println!(
-                    "seg {ty:5} {n_out}x{n_in} {:18} {:7.1} us {:5.0} GB/s ({:4.1} %) max rel diff {diff:.1e}",
-                    k.name,
+                    "seg {ty:5} {n_out}x{n_in} {:24} {:7.1} us {:5.0} GB/s ({:4.1} %) max rel diff {diff:.1e}",
+                    format!("{}{}", k.name, if *is_split { " split" } else { "" }),
                     ms * 1e3,
                     bytes as f64 / ms / 1e6,
                     bytes as f64 / ms / 1e6 / 4280.0 * 100.0

@@ -106,6 +106,8 @@ pub struct Cuda {
     q8_scratch: Mutex<Option<Q8Act>>,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
+    /// Q6_K matrices in the split layout (`device_q6k_split`), by tensor name.
+    q6k_split: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
     pub compute_capability: (i32, i32),
 }
@@ -162,11 +164,11 @@ impl Cuda {
             );
         }
         let mut seg = HashMap::new();
-        for k in SEG_KERNELS {
+        for name in SEG_KERNELS.iter().map(|k| k.name).chain(["q6k_split"]) {
             seg.insert(
-                k.name,
+                name,
                 modules[3]
-                    .load_function(k.name)
+                    .load_function(name)
                     .map_err(cuda_err("loading a kernel"))?,
             );
         }
@@ -201,6 +203,7 @@ impl Cuda {
             decode,
             q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
+            q6k_split: Mutex::new(HashMap::new()),
             device_name,
             compute_capability: cc,
         })
@@ -225,10 +228,11 @@ impl Cuda {
         Ok(w)
     }
 
-    /// Bytes of weights on the device.
+    /// Bytes of weights on the device (both layouts of Q6_K matrices when both are there).
     pub fn weight_bytes(&self) -> usize {
         let map = self.weights.lock().unwrap_or_else(|e| e.into_inner());
-        map.values().map(|w| w.len()).sum()
+        let split = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
+        map.values().chain(split.values()).map(|w| w.len()).sum()
     }
 
     /// `y: [n_tok, n_out] = x: [n_tok, n_in] · Wᵀ` with device buffers (for benchmarks).

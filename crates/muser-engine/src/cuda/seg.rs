@@ -98,14 +98,17 @@ impl Q8Act {
 /// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
 pub struct Seg<'a> {
     pub ty: GgmlType,
+    /// Q6_K weights in the split layout of `Cuda::device_q6k_split` (else the file's).
+    pub split: bool,
     pub w: CudaView<'a, u8>,
     pub y: CudaViewMut<'a, f32>,
     pub n_out: usize,
 }
 
-fn type_code(ty: GgmlType) -> Result<i32> {
+fn type_code(ty: GgmlType, split: bool) -> Result<i32> {
     match ty {
         GgmlType::Q4_K => Ok(0),
+        GgmlType::Q6_K if split => Ok(2),
         GgmlType::Q6_K => Ok(1),
         _ => Err(Error::TensorType {
             tensor: "(cuda segment matvec)".into(),
@@ -180,7 +183,13 @@ impl Cuda {
             }
             let (w, _) = s.w.device_ptr(st);
             let (y, _) = s.y.device_ptr_mut(st);
-            *a = (w, type_code(s.ty)?, s.n_out as i32, y, blocks as i32);
+            *a = (
+                w,
+                type_code(s.ty, s.split)?,
+                s.n_out as i32,
+                y,
+                blocks as i32,
+            );
             blocks += s.n_out.div_ceil(kernel.rows_per_block(s.ty));
         }
         let (post_on, scale, cap) = match post {
@@ -237,10 +246,86 @@ impl Cuda {
         self.quantize_into(x, act, n_in)?;
         let mut segs = [Seg {
             ty,
+            split: false,
             w: w.slice(..),
             y: y.slice_mut(..),
             n_out,
         }];
         self.matvec1_q8(kernel, &mut segs, act, n_in, None)
+    }
+}
+
+impl Cuda {
+    /// A Q6_K matrix on the device in the split layout of `mvq1.cu` (per block the 208 bytes
+    /// of quants and scales, 16-byte aligned, then every block's f16 d): the same bytes as
+    /// the file, but loadable 16 bytes at a time. Rewritten on the device from the file's
+    /// layout (the cached upload when there is one, else a temporary copy).
+    pub(crate) fn device_q6k_split(
+        &self,
+        weights: &crate::weights::Weights,
+        m: &crate::weights::Matrix,
+    ) -> Result<std::sync::Arc<CudaSlice<u8>>> {
+        if m.ty != GgmlType::Q6_K || m.n_in % 256 != 0 {
+            return Err(Error::TensorType {
+                tensor: m.name.clone(),
+                ty: m.ty,
+                supported: "Q6_K rows of whole blocks".into(),
+            });
+        }
+        let mut map = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = map.get(&m.name) {
+            return Ok(std::sync::Arc::clone(w));
+        }
+        let cached = self
+            .weights
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&m.name)
+            .cloned();
+        let raw = match cached {
+            Some(w) => w,
+            None => std::sync::Arc::new(
+                self.stream
+                    .clone_htod(weights.bytes(m))
+                    .map_err(cuda_err("uploading weights"))?,
+            ),
+        };
+        let n_blocks = m.n_out * m.n_in / 256;
+        let out = self.q6k_split_from(&raw.as_view(), n_blocks)?;
+        let out = std::sync::Arc::new(out);
+        map.insert(m.name.clone(), std::sync::Arc::clone(&out));
+        Ok(out)
+    }
+}
+
+impl Cuda {
+    /// `n_blocks` Q6_K blocks in the file's layout rewritten into the split layout.
+    pub fn q6k_split_from(&self, raw: &CudaView<'_, u8>, n_blocks: usize) -> Result<CudaSlice<u8>> {
+        if raw.len() < n_blocks * 210 {
+            return Err(Error::Cuda(format!(
+                "Q6_K split: {} bytes for {n_blocks} blocks",
+                raw.len()
+            )));
+        }
+        let mut out = self
+            .stream
+            .alloc_zeros::<u8>(n_blocks * 210)
+            .map_err(cuda_err("allocating split Q6_K weights"))?;
+        let f = self
+            .seg
+            .get("q6k_split")
+            .ok_or_else(|| Error::Cuda("kernel q6k_split not loaded".into()))?;
+        let nb = n_blocks as u64;
+        let mut b = self.stream.launch_builder(f);
+        b.arg(raw).arg(&mut out).arg(&nb);
+        let cfg = LaunchConfig {
+            grid_dim: (n_blocks.div_ceil(256).clamp(1, 65_535) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: reads n_blocks × 210 bytes of `raw` and writes as many of `out` (both
+        // checked above).
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching q6k_split"))?;
+        Ok(out)
     }
 }

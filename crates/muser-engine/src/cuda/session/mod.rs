@@ -149,6 +149,20 @@ impl<'m> CudaSession<'m> {
             st.alloc_zeros::<u16>(n.max(1))
                 .map_err(cuda_err("allocating the KV cache"))
         };
+        // Each matrix in the layout its kernel reads: Q6_K split for the segment kernels.
+        let fused = c.n_embd % 256 == 0
+            && c.q_dim() % 256 == 0
+            && c.n_ff % 256 == 0
+            && c.head_dim % 32 == 0;
+        let split = fused && cuda.one_token_kernel().is_some();
+        let upload = |m: &Matrix| -> Result<()> {
+            if split && m.ty == muser_gguf::GgmlType::Q6_K {
+                cuda.device_q6k_split(&model.weights, m)?;
+            } else {
+                cuda.device_weights(&model.weights, m)?;
+            }
+            Ok(())
+        };
         let mut layers = Vec::with_capacity(c.n_layer);
         for (l, w) in model.weights.layers.iter().enumerate() {
             for m in [
@@ -157,11 +171,11 @@ impl<'m> CudaSession<'m> {
                 &w.attn_v,
                 &w.attn_gate,
                 &w.attn_output,
+                &w.ffn_gate,
+                &w.ffn_up,
+                &w.ffn_down,
             ] {
-                cuda.device_weights(&model.weights, m)?;
-            }
-            for m in [&w.ffn_gate, &w.ffn_up, &w.ffn_down] {
-                cuda.device_weights(&model.weights, m)?;
+                upload(m)?;
             }
             let cap = if c.sliding[l] {
                 c.sliding_window.min(max_positions)
@@ -188,7 +202,7 @@ impl<'m> CudaSession<'m> {
                 },
             });
         }
-        cuda.device_weights(&model.weights, &model.weights.output)?;
+        upload(&model.weights.output)?;
         let s = Scratch {
             x: zeros(c.n_embd)?,
             h: zeros(c.n_embd)?,
@@ -219,10 +233,7 @@ impl<'m> CudaSession<'m> {
             max_positions,
             prof: std::cell::RefCell::new(None),
             act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
-            fused: c.n_embd % 256 == 0
-                && c.q_dim() % 256 == 0
-                && c.n_ff % 256 == 0
-                && c.head_dim % 32 == 0,
+            fused,
         })
     }
 

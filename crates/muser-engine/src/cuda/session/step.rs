@@ -15,6 +15,7 @@ use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
 use crate::model::Glimmer;
 use crate::weights::Matrix;
+use muser_gguf::GgmlType;
 
 /// A device buffer's address as a kernel argument (0 for none). Event tracking is off for
 /// the session's context, so the guard cudarc returns records nothing.
@@ -68,7 +69,12 @@ fn project(
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
         if act.is_some() && SEG_TYPES.contains(&m.ty) {
-            seg_w.push((cuda.device_weights(&model.weights, m)?, m, y));
+            let w = if m.ty == GgmlType::Q6_K {
+                cuda.device_q6k_split(&model.weights, m)?
+            } else {
+                cuda.device_weights(&model.weights, m)?
+            };
+            seg_w.push((w, m, y));
         } else {
             super::matvec(cuda, model, m, x, y)?;
             let bytes = m.row_bytes() * m.n_out;
@@ -87,6 +93,7 @@ fn project(
             .iter_mut()
             .map(|(w, m, y)| Seg {
                 ty: m.ty,
+                split: m.ty == GgmlType::Q6_K,
                 w: w.as_view(),
                 y: y.as_view_mut(),
                 n_out: m.n_out,
