@@ -48,8 +48,9 @@ __device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *
     }
 }
 
-// A 16-byte weight load that streams: not kept in L1 (weights are read once per token) and
-// with a 256-byte L2 prefetch hint (sm_80+), so each request pulls whole DRAM bursts.
+// A 16-byte weight load that streams: not kept in L1 and with a 256-byte L2 prefetch hint
+// (sm_80+). Kept for the HINT variants of mvq1.cu; measured 10-45 % slower than plain loads on
+// the H200 (a lane's two quant loads share L1 lines, which the bypass throws away).
 __device__ __forceinline__ uint4 ld_stream16(const void *p) {
     uint4 v;
     asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"

@@ -1,9 +1,12 @@
 // One-token (decode) int8-activation matvec kernels for Q4_K and Q6_K, the ones every decode
 // step spends its time in. Same numerics as q8act.cu (int8 activations in blocks of 32 with
-// scale d and d·Σq; dp4a), different work split: rows per warp RR and the warps per block
-// come from the launch, the weights are read with streaming 16-byte loads (L1 bypass, 256-byte
-// L2 prefetch), and the Q4_K block header (d, dmin, 12 scale bytes) is one 16-byte load
-// unpacked branch-free in registers.
+// scale d and d·Σq; dp4a), different work split: 4 Q4_K or 2 Q6_K rows per warp (RR4/RR6),
+// plain 16-byte weight loads (the HINT = true streaming variant, L1 bypass + L2::256B, measured
+// 10-45 % slower on the H200 and is not instantiated), the Q4_K block header as one 16-byte
+// load unpacked branch-free, and Q6_K either in the file layout (2-byte loads) or in the split
+// layout written by q6k_split (16-byte loads; what the decode session uses).
+// Measured on the H200 (matvec only): Q4_K 19968x6656 3,226 GB/s, 6656x19968 3,419; Q6_K split
+// 3,133 / 2,903 (bench/runs/2026-11-30-h200-b).
 //
 // `mvq_seg_*` computes up to four matrices that share one activation row in one launch (the
 // Q, K, V and gate projections; the FFN gate and up), each with its own type and output, so a
