@@ -10,7 +10,9 @@
 
 use std::time::Instant;
 
-use muser_engine::cuda::{available, Cuda, CudaOptions, CudaSession};
+use muser_engine::cuda::{
+    available, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
+};
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
 use muser_synth::{Preset, SynthConfig, TypePlan};
@@ -60,6 +62,7 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let mut worst = 0f64;
     let mut worst_by_type = [0f64; TYPES.len()];
+    let mut worst_split = 0f64;
     let stream = cuda.stream();
     for (ti, &ty) in TYPES.iter().enumerate() {
         let ins: &[usize] = match ty.block_size() {
@@ -135,6 +138,44 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         fail += 1;
                         println!("FAIL mv {ty} n_in={n_in} n_out={n_out} n_tok={n_tok} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
                     }
+                    // One-token Q6_K also in the split layout the decode session uses.
+                    if ty == GgmlType::Q6_K && n_tok == 1 {
+                        let split = cuda
+                            .q6k_split_from(&wd.as_view(), n_out * n_in / 256)
+                            .unwrap();
+                        let mut act = Q8Act::new(cuda, n_in).unwrap();
+                        cuda.quantize_into(&xd.as_view(), &mut act, n_in).unwrap();
+                        let mut yd = stream.clone_htod(&host_y).unwrap();
+                        let mut segs = [Seg {
+                            ty,
+                            split: true,
+                            w: split.as_view(),
+                            y: yd.slice_mut(GUARD..GUARD + n_y),
+                            n_out,
+                        }];
+                        cuda.matvec1_q8(SegKernel::default(), &mut segs, &act, n_in, None)
+                            .unwrap();
+                        let got = stream.clone_dtoh(&yd).unwrap();
+                        let guards_ok = got[..GUARD]
+                            .iter()
+                            .chain(&got[GUARD + n_y..])
+                            .all(|&v| v == -12345.0);
+                        let y = &got[GUARD..GUARD + n_y];
+                        let finite = y.iter().all(|v| v.is_finite());
+                        let err: f64 = y
+                            .iter()
+                            .zip(&want)
+                            .map(|(a, b)| (f64::from(*a) - b).powi(2))
+                            .sum();
+                        let nmse = err / sig;
+                        worst_split = worst_split.max(nmse);
+                        if guards_ok && finite && nmse <= op_tol(ty) {
+                            pass += 1;
+                        } else {
+                            fail += 1;
+                            println!("FAIL mv {ty} (split layout) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
+                        }
+                    }
                 }
             }
         }
@@ -145,6 +186,10 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
             op_tol(*ty)
         );
     }
+    println!(
+        "op parity Q6_K one token, split layout: worst NMSE {worst_split:.3e} (tolerance {:.0e})",
+        op_tol(GgmlType::Q6_K)
+    );
     println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e}");
     (pass, fail)
 }
@@ -321,6 +366,141 @@ fn bandwidth(cuda: &Cuda) {
     }
 }
 
+/// GPU milliseconds per call of `f`, timed with events over `iters` calls queued behind a
+/// spin (so host launch gaps do not count), after 3 warm-up calls.
+fn gpu_ms(cuda: &Cuda, iters: usize, mut f: impl FnMut()) -> f64 {
+    let st = cuda.stream();
+    for _ in 0..3 {
+        f();
+    }
+    cuda.spin(20_000_000).unwrap();
+    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let e0 = st.record_event(flags).unwrap();
+    for _ in 0..iters {
+        f();
+    }
+    let e1 = st.record_event(flags).unwrap();
+    f64::from(e0.elapsed_ms(&e1).unwrap()) / iters as f64
+}
+
+/// The one-token segment kernels (`mvq1.cu`): every compiled variant on the decode shapes,
+/// matvec only (activations quantized once), checked against the default variant.
+/// `once`: a single launch of each variant on one shape per type (for `ncu`).
+fn seg_sweep(cuda: &Cuda, once: bool) {
+    let stream = cuda.stream();
+    for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
+        let shapes: &[(usize, usize)] = if once {
+            &[(19968, 6656)]
+        } else {
+            &[(19968, 6656), (6656, 19968), (4096, 6656), (6656, 4096)]
+        };
+        for &(n_out, n_in) in shapes {
+            let bytes = ty.bytes_for((n_in * n_out) as u64).unwrap() as usize;
+            let mut rng = Rng(11);
+            let (blk, _) = weights(ty, n_in, 1, &mut rng);
+            let w: Vec<u8> = blk.iter().copied().cycle().take(bytes).collect();
+            let x: Vec<f32> = (0..n_in).map(|_| rng.f()).collect();
+            let wd = stream.clone_htod(&w).unwrap();
+            let xd = stream.clone_htod(&x).unwrap();
+            let mut act = Q8Act::new(cuda, n_in).unwrap();
+            cuda.quantize_into(&xd.as_view(), &mut act, n_in).unwrap();
+            let mut yd = stream.alloc_zeros::<f32>(n_out).unwrap();
+            let mut reference: Option<Vec<f32>> = None;
+            // Q6_K also in the split layout (default kernel), after the file-layout variants.
+            let split = (ty == GgmlType::Q6_K).then(|| {
+                cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
+                    .unwrap()
+            });
+            let variants: Vec<(SegKernel, bool)> = SEG_KERNELS
+                .iter()
+                .map(|k| (*k, false))
+                .chain(split.as_ref().map(|_| (SegKernel::default(), true)))
+                .collect();
+            for (k, is_split) in &variants {
+                let mut run = || {
+                    let mut segs = [Seg {
+                        ty,
+                        split: *is_split,
+                        w: match (&split, is_split) {
+                            (Some(sw), true) => sw.as_view(),
+                            _ => wd.as_view(),
+                        },
+                        y: yd.as_view_mut(),
+                        n_out,
+                    }];
+                    cuda.matvec1_q8(*k, &mut segs, &act, n_in, None).unwrap();
+                };
+                if once {
+                    run();
+                    stream.synchronize().unwrap();
+                    continue;
+                }
+                let ms = gpu_ms(cuda, 50, &mut run);
+                let y = stream.clone_dtoh(&yd).unwrap();
+                let diff = match &reference {
+                    None => {
+                        reference = Some(y);
+                        0.0
+                    }
+                    Some(r) => r
+                        .iter()
+                        .zip(&y)
+                        .map(|(a, b)| ((a - b) / a.abs().max(1.0)).abs())
+                        .fold(0f32, f32::max),
+                };
+                println!(
+                    "seg {ty:5} {n_out}x{n_in} {:24} {:7.1} us {:5.0} GB/s ({:4.1} %) max rel diff {diff:.1e}",
+                    format!("{}{}", k.name, if *is_split { " split" } else { "" }),
+                    ms * 1e3,
+                    bytes as f64 / ms / 1e6,
+                    bytes as f64 / ms / 1e6 / 4280.0 * 100.0
+                );
+            }
+        }
+    }
+}
+
+/// Per-kernel GPU time of one decode step (`CudaSession::profile_step`), summed by label.
+fn print_profile(sess: &mut CudaSession, steps: usize) {
+    // label → (ms, calls, weight bytes), summed over the steps.
+    let mut by: Vec<(String, f64, usize, usize)> = Vec::new();
+    for i in 0..steps {
+        for (label, ms, bytes) in sess.profile_step((i * 17 + 3) as u32).unwrap() {
+            match by.iter_mut().find(|e| e.0 == label) {
+                Some(e) => {
+                    e.1 += ms;
+                    e.2 += 1;
+                    e.3 += bytes;
+                }
+                None => by.push((label, ms, 1, bytes)),
+            }
+        }
+    }
+    let total: f64 = by.iter().map(|e| e.1).sum::<f64>() / steps as f64;
+    let n_kernels: usize = by.iter().map(|e| e.2).sum::<usize>() / steps;
+    let bytes: usize = by.iter().map(|e| e.3).sum::<usize>() / steps;
+    println!(
+        "profile: {n_kernels} marks per step, {total:.3} ms of GPU time per step (sum of events, no graph), {:.2} GB of weights: {:.0} GB/s overall",
+        bytes as f64 / 1e9,
+        bytes as f64 / total / 1e6
+    );
+    by.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (label, ms, n, b) in &by {
+        let per_step = ms / steps as f64;
+        let gbs = if *b > 0 {
+            format!("{:6.0} GB/s", *b as f64 / ms / 1e6)
+        } else {
+            String::new()
+        };
+        println!(
+            "profile {label:60} {:5} calls {per_step:8.3} ms/step {:5.1} % {:8.2} us/call {gbs}",
+            n / steps,
+            100.0 * per_step / total,
+            1e3 * ms / *n as f64
+        );
+    }
+}
+
 /// Decode speed of the whole-token session on a model file (e.g. the 30B synthetic one).
 fn session_speed(opts: &CudaOptions, path: &str) {
     let dev = Cuda::new(opts).unwrap();
@@ -332,19 +512,33 @@ fn session_speed(opts: &CudaOptions, path: &str) {
         t0.elapsed().as_secs_f64(),
         dev.weight_bytes() as f64 / 1e9
     );
-    for rep in 0..2 {
-        let t = Instant::now();
-        let n = 32;
-        for i in 0..n {
-            sess.step((i * 31 + 7) as u32).unwrap();
+    // The older one-token kernels first (A/B), then the engine's choice.
+    let chosen = dev.one_token_kernel();
+    let mut configs = vec![("older q8act.cu kernels", None)];
+    configs.extend(SEG_KERNELS.iter().map(|k| ("segment kernel", Some(*k))));
+    for (what, k) in configs {
+        dev.set_one_token_kernel(k);
+        let mut sess = CudaSession::new(&dev, &model, 256).unwrap();
+        println!("session with the {what} ({k:?})");
+        for rep in 0..2 {
+            let t = Instant::now();
+            let n = 32;
+            for i in 0..n {
+                sess.step((i * 31 + 7) as u32).unwrap();
+            }
+            let s = t.elapsed().as_secs_f64();
+            println!(
+                "session decode {n} tokens (rep {rep}): {:.2} tok/s, {:.1} ms/token",
+                n as f64 / s,
+                1e3 * s / n as f64
+            );
         }
-        let s = t.elapsed().as_secs_f64();
-        println!(
-            "session decode {n} tokens (rep {rep}): {:.2} tok/s, {:.1} ms/token",
-            n as f64 / s,
-            1e3 * s / n as f64
-        );
+        if k.is_none() || k == chosen {
+            print_profile(&mut sess, 3);
+        }
     }
+    dev.set_one_token_kernel(chosen);
+    let _ = &mut sess;
 }
 
 /// Decode at a synthetic depth (cache rows filled directly), and the KV memory against
@@ -385,10 +579,28 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         n as f64 / s,
         1e3 * s / n as f64
     );
+    print_profile(&mut sess, 2);
 }
 
 fn main() {
-    if let Some(path) = std::env::args().nth(1) {
+    let arg = std::env::args().nth(1);
+    if arg.as_deref() == Some("bw") {
+        // Kernel speeds only (no parity): `cuda_test bw`.
+        if available() {
+            let cuda = Cuda::new(&CudaOptions::default()).unwrap();
+            bandwidth(&cuda);
+            seg_sweep(&cuda, false);
+        }
+        return;
+    }
+    if arg.as_deref() == Some("ncu") {
+        // One launch of each segment-kernel variant, to run under `ncu`.
+        if available() {
+            seg_sweep(&Cuda::new(&CudaOptions::default()).unwrap(), true);
+        }
+        return;
+    }
+    if let Some(path) = arg {
         if available() {
             session_speed(&CudaOptions::default(), &path);
             for d in std::env::args().skip(2).filter_map(|a| a.parse().ok()) {
@@ -411,6 +623,7 @@ fn main() {
     let (p1, f1) = op_parity(&cuda);
     let (p2, f2) = model_parity(&opts);
     bandwidth(&cuda);
+    seg_sweep(&cuda, false);
     println!("cuda: {} passed, {} failed", p1 + p2, f1 + f2);
     if f1 + f2 > 0 {
         std::process::exit(1);

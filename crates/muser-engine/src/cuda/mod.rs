@@ -34,12 +34,18 @@ const Q8ACT_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/q8act.cu")
 );
+const MVQ1_SRC: &str = concat!(
+    include_str!("kernels/common.cuh"),
+    include_str!("kernels/mvq1.cu")
+);
 const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/decode.cu")
 );
 
+mod seg;
 mod session;
+pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 pub use session::CudaSession;
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
@@ -61,12 +67,6 @@ const KERNELS: &[(GgmlType, &str, usize)] = &[
 
 fn cuda_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
     move |e| Error::Cuda(format!("{what}: {e:?}"))
-}
-
-struct Q8Scratch {
-    qa: CudaSlice<i8>,
-    da: CudaSlice<f32>,
-    sa: CudaSlice<f32>,
 }
 
 /// Whether a CUDA driver with at least one device can be used (never panics).
@@ -94,13 +94,20 @@ pub struct Cuda {
     funcs: HashMap<GgmlType, (CudaFunction, CudaFunction, usize)>,
     /// f32 activations → int8 blocks of 32 with scale and sum (for the dp4a kernels).
     quantize: CudaFunction,
+    /// The one-token segment kernels of `mvq1.cu`, by name.
+    seg: HashMap<&'static str, CudaFunction>,
+    /// The segment kernel one-token Q4_K/Q6_K products use (`None`: the older per-matrix
+    /// kernels of `q8act.cu`, kept for comparison).
+    one_token: Mutex<Option<SegKernel>>,
     /// The decode-step kernels of `decode.cu`, by name.
     decode: HashMap<&'static str, CudaFunction>,
     /// Reused int8-activation buffers (quants, scales, sums), grown on demand: allocating
     /// them per product cost more than the product (stream order makes reuse safe).
-    q8_scratch: Mutex<Option<Q8Scratch>>,
+    q8_scratch: Mutex<Option<Q8Act>>,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
+    /// Q6_K matrices in the split layout (`device_q6k_split`), by tensor name.
+    q6k_split: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
     pub compute_capability: (i32, i32),
 }
@@ -136,6 +143,7 @@ impl Cuda {
             ("matvec", MATVEC_SRC),
             ("q8act", Q8ACT_SRC),
             ("decode", DECODE_SRC),
+            ("mvq1", MVQ1_SRC),
         ] {
             let ptx = compile_cached(tag, src, cc, opts.cache_dir.as_deref())?;
             modules.push(
@@ -151,6 +159,15 @@ impl Cuda {
             decode.insert(
                 *name,
                 modules[2]
+                    .load_function(name)
+                    .map_err(cuda_err("loading a kernel"))?,
+            );
+        }
+        let mut seg = HashMap::new();
+        for name in SEG_KERNELS.iter().map(|k| k.name).chain(["q6k_split"]) {
+            seg.insert(
+                name,
+                modules[3]
                     .load_function(name)
                     .map_err(cuda_err("loading a kernel"))?,
             );
@@ -181,9 +198,12 @@ impl Cuda {
             stream,
             funcs,
             quantize,
+            seg,
+            one_token: Mutex::new(Some(SegKernel::default())),
             decode,
             q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
+            q6k_split: Mutex::new(HashMap::new()),
             device_name,
             compute_capability: cc,
         })
@@ -208,10 +228,11 @@ impl Cuda {
         Ok(w)
     }
 
-    /// Bytes of weights on the device.
+    /// Bytes of weights on the device (both layouts of Q6_K matrices when both are there).
     pub fn weight_bytes(&self) -> usize {
         let map = self.weights.lock().unwrap_or_else(|e| e.into_inner());
-        map.values().map(|w| w.len()).sum()
+        let split = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
+        map.values().chain(split.values()).map(|w| w.len()).sum()
     }
 
     /// `y: [n_tok, n_out] = x: [n_tok, n_in] · Wᵀ` with device buffers (for benchmarks).
@@ -242,6 +263,11 @@ impl Cuda {
         };
         let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);
         let f = if n_tok == 1 { one } else { many };
+        if n_tok == 1 && seg::SEG_TYPES.contains(&ty) {
+            if let Some(k) = self.one_token_kernel() {
+                return self.matvec1_q8_f32(ty, w, x, y, n_in, n_out, k);
+            }
+        }
         if matches!(ty, GgmlType::Q4_K | GgmlType::Q6_K) {
             return self.matvec_q8(f, cfg, w, x, y, n_in, n_out, n_tok);
         }
@@ -286,19 +312,9 @@ impl Cuda {
         let s = &self.stream;
         let mut guard = self.q8_scratch.lock().unwrap_or_else(|e| e.into_inner());
         if guard.as_ref().is_none_or(|q| q.da.len() < n_blocks) {
-            *guard = Some(Q8Scratch {
-                qa: s
-                    .alloc_zeros::<i8>(n_blocks * 32)
-                    .map_err(cuda_err("allocating activation scratch"))?,
-                da: s
-                    .alloc_zeros::<f32>(n_blocks)
-                    .map_err(cuda_err("allocating activation scratch"))?,
-                sa: s
-                    .alloc_zeros::<f32>(n_blocks)
-                    .map_err(cuda_err("allocating activation scratch"))?,
-            });
+            *guard = Some(Q8Act::new(self, n_blocks * 32)?);
         }
-        let q8: &mut Q8Scratch = Option::as_mut(&mut *guard)
+        let q8: &mut Q8Act = Option::as_mut(&mut *guard)
             .ok_or_else(|| Error::Cuda("activation scratch missing".into()))?;
         let (qa, da, sa) = (&mut q8.qa, &mut q8.da, &mut q8.sa);
         let nb_i = n_blocks as i32;
@@ -337,6 +353,35 @@ impl Cuda {
             // tokens `t0..t0 + nt` (each view starts at token `t0` and holds them).
             unsafe { b.launch(cfg) }.map_err(cuda_err("launching int8 matvec"))?;
         }
+        Ok(())
+    }
+
+    /// The kernel one-token Q4_K/Q6_K products use (`None`: the older per-matrix kernels).
+    pub fn one_token_kernel(&self) -> Option<SegKernel> {
+        *self.one_token.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Chooses the one-token kernel (for A/B measurements).
+    pub fn set_one_token_kernel(&self, k: Option<SegKernel>) {
+        *self.one_token.lock().unwrap_or_else(|e| e.into_inner()) = k;
+    }
+
+    /// Queues a kernel that keeps the GPU busy for `ns` nanoseconds, so that the launches
+    /// queued behind it are timed without the host's launch gaps (benchmarks).
+    pub fn spin(&self, ns: u64) -> Result<()> {
+        let f = self
+            .decode
+            .get("spin_ns")
+            .ok_or_else(|| Error::Cuda("kernel spin_ns not loaded".into()))?;
+        let mut b = self.stream.launch_builder(f);
+        b.arg(&ns);
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: no pointer arguments.
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching spin"))?;
         Ok(())
     }
 
@@ -449,11 +494,23 @@ fn compile_cached(
 
 /// Compiles the kernels for `cc` without a GPU (NVRTC only), to check the sources.
 pub fn compile_check(cc: (i32, i32)) -> Result<usize> {
+    Ok(compile_all(cc)?.iter().map(|(_, p)| p.len()).sum())
+}
+
+/// Every kernel module's PTX for `cc` (NVRTC only, no GPU), by module name: for checking the
+/// sources and, with `ptxas -v`, register use.
+pub fn compile_all(cc: (i32, i32)) -> Result<Vec<(&'static str, String)>> {
     // SAFETY: only checks whether the shared library can be opened.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return Err(Error::Cuda("NVRTC (libnvrtc.so) not found".into()));
     }
-    Ok(compile_cached("matvec", MATVEC_SRC, cc, None)?.len()
-        + compile_cached("q8act", Q8ACT_SRC, cc, None)?.len()
-        + compile_cached("decode", DECODE_SRC, cc, None)?.len())
+    [
+        ("matvec", MATVEC_SRC),
+        ("q8act", Q8ACT_SRC),
+        ("decode", DECODE_SRC),
+        ("mvq1", MVQ1_SRC),
+    ]
+    .into_iter()
+    .map(|(tag, src)| Ok((tag, compile_cached(tag, src, cc, None)?)))
+    .collect()
 }

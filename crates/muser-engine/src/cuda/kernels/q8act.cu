@@ -10,31 +10,12 @@
 // Activation layout: qa int8 [n_tok][n_in]; da, sa f32 [n_tok][n_in / 32]. `common.cuh` is
 // prepended at compile time.
 
-__device__ __forceinline__ float warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
 // One warp per 32-element block: lane i quantizes x[i].
 extern "C" __global__ void quantize_q8_32(const float *x, signed char *qa, float *da, float *sa,
                                           int n_blocks) {
     const int blk = blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (blk >= n_blocks) return;
-    const int lane = threadIdx.x & 31;
-    const float v = x[(size_t)blk * 32 + lane];
-    const float amax = warp_max(fabsf(v));
-    const float d = amax / 127.0f;
-    const float id = d > 0.0f ? 1.0f / d : 0.0f;
-    const int q = __float2int_rn(v * id);
-    qa[(size_t)blk * 32 + lane] = (signed char)q;
-    // The sum of the *quantized* values (times d), as ggml's Q8_1 keeps it: the k-quant min
-    // term then uses the same rounded activations as the quant term, so their large, nearly
-    // cancelling parts cancel exactly (with the exact sum the error measured 2.6e-4 NMSE).
-    const float s = d * warp_sum((float)q);
-    if (lane == 0) {
-        da[blk] = d;
-        sa[blk] = s;
-    }
+    quant_block32(x[(size_t)blk * 32 + (threadIdx.x & 31)], blk, qa, da, sa);
 }
 
 #define PROLOGUE(BLOCK_BYTES)                                                    \

@@ -6,22 +6,24 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, Cuda};
+
+mod step;
 use crate::error::{Error, Result};
 use crate::model::Glimmer;
 use crate::weights::Matrix;
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
-    "rms_norm",
-    "add_rms_norm",
-    "qk_norm_rope",
-    "kv_store",
-    "attend_split",
-    "attend_merge",
-    "sigmoid_gate",
-    "swiglu",
+    "norm_tail_q8",
+    "qk_norm_rope_store",
+    "attend_split_64",
+    "attend_split_128",
+    "attend_split_256",
+    "attend_merge_gate_q8",
+    "swiglu_q8",
     "scale_softcap",
     "fill_random_f16",
+    "spin_ns",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).
@@ -83,7 +85,7 @@ struct Scratch {
 /// depth 4,096 / 32,768 / 131,072): 512 rows 49.1 / 43.7 / 29.1, 128 rows 71.1 / 55.1 / 30.4.
 const ROWS_PER_SPLIT: usize = 128;
 
-/// Split-K blocks per head for a cache of `capacity` rows.
+/// Split-K blocks per head for a cache of `capacity` rows (at most the kernels' MAX_SPLITS).
 fn splits(capacity: usize) -> usize {
     capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 1024)
 }
@@ -102,6 +104,12 @@ pub struct CudaSession<'m> {
     steps: usize,
     next: usize,
     max_positions: usize,
+    /// During `profile_step`: an event recorded after each kernel, with its label.
+    prof: Prof,
+    /// Int8 activation row shared by the fused producers and the segment matvecs.
+    act: super::Q8Act,
+    /// Whether the dimensions allow fused int8 producers (multiples of 256; head_dim of 32).
+    fused: bool,
 }
 
 fn elems(n: usize) -> LaunchConfig {
@@ -125,9 +133,9 @@ impl<'m> CudaSession<'m> {
     /// `max_positions` positions.
     pub fn new(cuda: &'m Cuda, model: &'m Glimmer, max_positions: usize) -> Result<Self> {
         let c = &model.cfg;
-        if c.head_dim > 256 {
+        if ![64, 128, 256].contains(&c.head_dim) {
             return Err(Error::Cuda(format!(
-                "head_dim {} is larger than the attention kernel's 256",
+                "head_dim {}: the attention kernel is compiled for 64, 128 and 256",
                 c.head_dim
             )));
         }
@@ -141,6 +149,20 @@ impl<'m> CudaSession<'m> {
             st.alloc_zeros::<u16>(n.max(1))
                 .map_err(cuda_err("allocating the KV cache"))
         };
+        // Each matrix in the layout its kernel reads: Q6_K split for the segment kernels.
+        let fused = c.n_embd % 256 == 0
+            && c.q_dim() % 256 == 0
+            && c.n_ff % 256 == 0
+            && c.head_dim % 32 == 0;
+        let split = fused && cuda.one_token_kernel().is_some();
+        let upload = |m: &Matrix| -> Result<()> {
+            if split && m.ty == muser_gguf::GgmlType::Q6_K {
+                cuda.device_q6k_split(&model.weights, m)?;
+            } else {
+                cuda.device_weights(&model.weights, m)?;
+            }
+            Ok(())
+        };
         let mut layers = Vec::with_capacity(c.n_layer);
         for (l, w) in model.weights.layers.iter().enumerate() {
             for m in [
@@ -149,11 +171,11 @@ impl<'m> CudaSession<'m> {
                 &w.attn_v,
                 &w.attn_gate,
                 &w.attn_output,
+                &w.ffn_gate,
+                &w.ffn_up,
+                &w.ffn_down,
             ] {
-                cuda.device_weights(&model.weights, m)?;
-            }
-            for m in [&w.ffn_gate, &w.ffn_up, &w.ffn_down] {
-                cuda.device_weights(&model.weights, m)?;
+                upload(m)?;
             }
             let cap = if c.sliding[l] {
                 c.sliding_window.min(max_positions)
@@ -180,7 +202,7 @@ impl<'m> CudaSession<'m> {
                 },
             });
         }
-        cuda.device_weights(&model.weights, &model.weights.output)?;
+        upload(&model.weights.output)?;
         let s = Scratch {
             x: zeros(c.n_embd)?,
             h: zeros(c.n_embd)?,
@@ -209,6 +231,9 @@ impl<'m> CudaSession<'m> {
             steps: 0,
             next: 0,
             max_positions,
+            prof: std::cell::RefCell::new(None),
+            act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
+            fused,
         })
     }
 
@@ -266,6 +291,22 @@ impl<'m> CudaSession<'m> {
     }
 }
 
+/// Events recorded after each kernel during `profile_step`, with their labels.
+type Prof = std::cell::RefCell<Option<Vec<(String, usize, cudarc::driver::CudaEvent)>>>;
+
+/// Records an event labelled `label` after the last queued kernel when profiling, with the
+/// weight bytes the kernel read.
+fn mark(cuda: &Cuda, prof: &Prof, bytes: usize, label: impl FnOnce() -> String) -> Result<()> {
+    if let Some(p) = prof.borrow_mut().as_mut() {
+        let e = cuda
+            .stream()
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(cuda_err("recording an event"))?;
+        p.push((label(), bytes, e));
+    }
+    Ok(())
+}
+
 fn launch_err(e: cudarc::driver::DriverError) -> Error {
     Error::Cuda(format!("launching a decode kernel: {e:?}"))
 }
@@ -301,6 +342,76 @@ impl CudaSession<'_> {
     /// The first step runs the kernels directly (it also sizes every scratch buffer); the
     /// second captures them as a CUDA graph, which every later step replays.
     pub fn step(&mut self, token: u32) -> Result<Vec<f32>> {
+        let pos = self.prepare(token)?;
+        let st = self.cuda.stream().clone();
+        match (&self.graph, self.steps) {
+            (Some(g), _) => g.launch().map_err(launch_err)?,
+            (None, 0) => self.enqueue()?,
+            (None, _) => {
+                st.begin_capture(
+                    cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+                .map_err(cuda_err("starting graph capture"))?;
+                let enqueued = self.enqueue();
+                let graph = st
+                    .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                    .map_err(cuda_err("capturing the decode graph"))?;
+                enqueued?;
+                let g = graph.ok_or_else(|| Error::Cuda("empty decode graph".into()))?;
+                g.launch().map_err(launch_err)?;
+                self.graph = Some(g);
+            }
+        }
+        let out = st
+            .clone_dtoh(&self.s.logits)
+            .map_err(cuda_err("copying logits back"))?;
+        self.steps += 1;
+        self.next = pos + 1;
+        Ok(out)
+    }
+
+    /// Runs one token like `step`, but kernel by kernel (no graph) with an event after each,
+    /// queued behind a 50 ms spin so that the host's launch gaps do not count: returns each
+    /// kernel's label, its GPU time in milliseconds and the weight bytes it read.
+    pub fn profile_step(&mut self, token: u32) -> Result<Vec<(String, f64, usize)>> {
+        let pos = self.prepare(token)?;
+        let st = self.cuda.stream().clone();
+        let ev = |s: &cudarc::driver::CudaStream| {
+            s.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda_err("recording an event"))
+        };
+        let spin_ns: u64 = 50_000_000;
+        unsafe {
+            let mut b = st.launch_builder(kernel(self.cuda, "spin_ns")?);
+            b.arg(&spin_ns);
+            // SAFETY: no pointer arguments.
+            b.launch(one_block(32)).map_err(launch_err)?;
+        }
+        let start = ev(&st)?;
+        *self.prof.borrow_mut() = Some(Vec::with_capacity(2048));
+        let enqueued = self.enqueue();
+        let marks = self.prof.borrow_mut().take().unwrap_or_default();
+        enqueued?;
+        st.synchronize().map_err(cuda_err("profiling a step"))?;
+        let mut out = Vec::with_capacity(marks.len());
+        let mut prev = &start;
+        for (label, bytes, e) in &marks {
+            let ms = prev.elapsed_ms(e).map_err(cuda_err("reading an event"))?;
+            out.push((label.clone(), f64::from(ms), *bytes));
+            prev = e;
+        }
+        self.steps += 1;
+        self.next = pos + 1;
+        Ok(out)
+    }
+
+    /// Records an event labelled `label` after the last queued kernel (profiling pass only).
+    fn mark(&self, label: impl FnOnce() -> String) -> Result<()> {
+        mark(self.cuda, &self.prof, 0, label)
+    }
+
+    /// Uploads the token's embedding row and the step's ring parameters; returns the position.
+    fn prepare(&mut self, token: u32) -> Result<usize> {
         let (cuda, model) = (self.cuda, self.model);
         let c = &model.cfg;
         let pos = self.next;
@@ -337,205 +448,7 @@ impl CudaSession<'_> {
         }
         st.memcpy_htod(&params, &mut self.params)
             .map_err(cuda_err("uploading step parameters"))?;
-        match (&self.graph, self.steps) {
-            (Some(g), _) => g.launch().map_err(launch_err)?,
-            (None, 0) => self.enqueue()?,
-            (None, _) => {
-                st.begin_capture(
-                    cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                )
-                .map_err(cuda_err("starting graph capture"))?;
-                let enqueued = self.enqueue();
-                let graph = st
-                    .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
-                    .map_err(cuda_err("capturing the decode graph"))?;
-                enqueued?;
-                let g = graph.ok_or_else(|| Error::Cuda("empty decode graph".into()))?;
-                g.launch().map_err(launch_err)?;
-                self.graph = Some(g);
-            }
-        }
-        let out = st
-            .clone_dtoh(&self.s.logits)
-            .map_err(cuda_err("copying logits back"))?;
-        self.steps += 1;
-        self.next = pos + 1;
-        Ok(out)
-    }
-
-    /// Every kernel of one token, in order, on the session's stream (no host work, no
-    /// allocation, no value that changes between steps except through device memory).
-    fn enqueue(&mut self) -> Result<()> {
-        let (cuda, model) = (self.cuda, self.model);
-        let c = &model.cfg;
-        let st = cuda.stream().clone();
-        let (e, qd, kvd, ff) = (
-            c.n_embd as i32,
-            c.q_dim() as i32,
-            c.kv_dim() as i32,
-            c.n_ff as i32,
-        );
-        let null: u64 = 0;
-        // SAFETY (all launches below): every pointer argument is a buffer of this session sized
-        // for the model's dimensions passed alongside it (n_embd, q_dim, kv_dim, n_ff, the
-        // cache capacity), and each kernel indexes only within those sizes.
-        unsafe {
-            let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
-            let x_ptr = &self.s.x;
-            b.arg(x_ptr).arg(&null).arg(x_ptr).arg(&e).arg(&c.rms_eps);
-            b.launch(one_block(1024)).map_err(launch_err)?;
-        }
-        for l in 0..c.n_layer {
-            let w = &model.weights.layers[l];
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
-                b.arg(&self.s.x)
-                    .arg(&self.layers[l].norms[0])
-                    .arg(&mut self.s.h)
-                    .arg(&e)
-                    .arg(&c.rms_eps);
-                b.launch(one_block(1024)).map_err(launch_err)?;
-            }
-            matvec(cuda, model, &w.attn_q, &self.s.h, &mut self.s.q)?;
-            matvec(cuda, model, &w.attn_k, &self.s.h, &mut self.s.k)?;
-            matvec(cuda, model, &w.attn_v, &self.s.h, &mut self.s.v)?;
-            matvec(cuda, model, &w.attn_gate, &self.s.h, &mut self.s.gate)?;
-            let rope = i32::from(c.sliding[l]);
-            let pos_p = self.params.slice(0..1);
-            let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "qk_norm_rope")?);
-                b.arg(&mut self.s.q)
-                    .arg(&mut self.s.k)
-                    .arg(&self.layers[l].norms[1])
-                    .arg(&self.layers[l].norms[2])
-                    .arg(&nh)
-                    .arg(&nkv)
-                    .arg(&hd)
-                    .arg(&c.rms_eps)
-                    .arg(&pos_p)
-                    .arg(&c.rope_freq_base_swa)
-                    .arg(&rope);
-                let cfg = LaunchConfig {
-                    grid_dim: ((c.n_head + c.n_head_kv) as u32, 1, 1),
-                    block_dim: (64, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                b.launch(cfg).map_err(launch_err)?;
-            }
-            let lay = &mut self.layers[l];
-            let cap = lay.place.capacity as i32;
-            let slot = self.params.slice(1 + 3 * l..2 + 3 * l);
-            let meta = self.params.slice(2 + 3 * l..4 + 3 * l);
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "kv_store")?);
-                b.arg(&self.s.k)
-                    .arg(&self.s.v)
-                    .arg(&mut lay.k)
-                    .arg(&mut lay.v)
-                    .arg(&kvd)
-                    .arg(&slot);
-                b.launch(elems(c.kv_dim())).map_err(launch_err)?;
-            }
-            let scale = c.attn_scale();
-            let n_split = splits(self.layers[l].place.capacity);
-            let ns = n_split as i32;
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "attend_split")?);
-                b.arg(&self.s.q)
-                    .arg(&self.layers[l].k)
-                    .arg(&self.layers[l].v)
-                    .arg(&mut self.s.partials)
-                    .arg(&nh)
-                    .arg(&nkv)
-                    .arg(&hd)
-                    .arg(&meta)
-                    .arg(&cap)
-                    .arg(&scale);
-                let cfg = LaunchConfig {
-                    grid_dim: (c.n_head as u32, n_split as u32, 1),
-                    block_dim: (128, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                b.launch(cfg).map_err(launch_err)?;
-                let mut b = st.launch_builder(kernel(cuda, "attend_merge")?);
-                b.arg(&self.s.partials)
-                    .arg(&mut self.s.attn)
-                    .arg(&hd)
-                    .arg(&ns);
-                let cfg = LaunchConfig {
-                    grid_dim: (c.n_head as u32, 1, 1),
-                    block_dim: (128, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                b.launch(cfg).map_err(launch_err)?;
-            }
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "sigmoid_gate")?);
-                b.arg(&mut self.s.attn).arg(&self.s.gate).arg(&qd);
-                b.launch(elems(c.q_dim())).map_err(launch_err)?;
-            }
-            matvec(cuda, model, &w.attn_output, &self.s.attn, &mut self.s.o)?;
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "add_rms_norm")?);
-                b.arg(&mut self.s.x)
-                    .arg(&self.s.o)
-                    .arg(&self.layers[l].norms[3])
-                    .arg(&e)
-                    .arg(&c.post_norm_eps);
-                b.launch(one_block(1024)).map_err(launch_err)?;
-                let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
-                b.arg(&self.s.x)
-                    .arg(&self.layers[l].norms[4])
-                    .arg(&mut self.s.h)
-                    .arg(&e)
-                    .arg(&c.rms_eps);
-                b.launch(one_block(1024)).map_err(launch_err)?;
-            }
-            matvec(cuda, model, &w.ffn_gate, &self.s.h, &mut self.s.g)?;
-            matvec(cuda, model, &w.ffn_up, &self.s.h, &mut self.s.u)?;
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "swiglu")?);
-                b.arg(&mut self.s.g).arg(&self.s.u).arg(&ff);
-                b.launch(elems(c.n_ff)).map_err(launch_err)?;
-            }
-            matvec(cuda, model, &w.ffn_down, &self.s.g, &mut self.s.o)?;
-            unsafe {
-                let mut b = st.launch_builder(kernel(cuda, "add_rms_norm")?);
-                b.arg(&mut self.s.x)
-                    .arg(&self.s.o)
-                    .arg(&self.layers[l].norms[5])
-                    .arg(&e)
-                    .arg(&c.post_norm_eps);
-                b.launch(one_block(1024)).map_err(launch_err)?;
-            }
-        }
-        unsafe {
-            let mut b = st.launch_builder(kernel(cuda, "rms_norm")?);
-            b.arg(&self.s.x)
-                .arg(&self.output_norm)
-                .arg(&mut self.s.h)
-                .arg(&e)
-                .arg(&c.rms_eps);
-            b.launch(one_block(1024)).map_err(launch_err)?;
-        }
-        matvec(
-            cuda,
-            model,
-            &model.weights.output,
-            &self.s.h,
-            &mut self.s.logits,
-        )?;
-        let nv = c.n_vocab as i32;
-        unsafe {
-            let mut b = st.launch_builder(kernel(cuda, "scale_softcap")?);
-            b.arg(&mut self.s.logits)
-                .arg(&nv)
-                .arg(&c.logit_scale)
-                .arg(&c.softcap);
-            b.launch(elems(c.n_vocab)).map_err(launch_err)?;
-        }
-        Ok(())
+        Ok(pos)
     }
 }
 

@@ -1,0 +1,13 @@
+#!/bin/bash
+# Round 2: parity of the fused step + segment kernels, then speeds.
+P=.device/perf
+( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
+SYN=$!
+timeout 200 $P/cuda_test > $OUT/cuda_test.log 2>&1
+echo "cuda_test rc $?" >> $OUT/rc.txt
+timeout 100 ncu --clock-control none -k regex:mvq_seg_42 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats $P/cuda_test ncu > $OUT/ncu.txt 2>&1
+wait $SYN
+timeout 200 $P/cuda_test /tmp/g30.gguf 32768 > $OUT/session.log 2>&1
+echo "session rc $?" >> $OUT/rc.txt
+timeout 120 $P/muser bench -m /tmp/g30.gguf --device cuda -p 0 -n 128 -r 5 --bandwidth 4280 > $OUT/bench.log 2>&1
+echo "bench rc $?" >> $OUT/rc.txt

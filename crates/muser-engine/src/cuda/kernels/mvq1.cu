@@ -1,0 +1,309 @@
+// One-token (decode) int8-activation matvec kernels for Q4_K and Q6_K, the ones every decode
+// step spends its time in. Same numerics as q8act.cu (int8 activations in blocks of 32 with
+// scale d and d·Σq; dp4a), different work split: 4 Q4_K or 2 Q6_K rows per warp (RR4/RR6),
+// plain 16-byte weight loads (the HINT = true streaming variant, L1 bypass + L2::256B, measured
+// 10-45 % slower on the H200 and is not instantiated), the Q4_K block header as one 16-byte
+// load unpacked branch-free, and Q6_K either in the file layout (2-byte loads) or in the split
+// layout written by q6k_split (16-byte loads; what the decode session uses).
+// Measured on the H200 (matvec only): Q4_K 19968x6656 3,226 GB/s, 6656x19968 3,419; Q6_K split
+// 3,133 / 2,903 (bench/runs/2026-11-30-h200-b).
+//
+// `mvq_seg_*` computes up to four matrices that share one activation row in one launch (the
+// Q, K, V and gate projections; the FFN gate and up), each with its own type and output, so a
+// layer launches three matvecs instead of seven. `common.cuh` is prepended at compile time.
+
+// Applies the LM head's logit scale and softcap when `post` is set (as scale_softcap).
+__device__ __forceinline__ float post_op(float s, int post, float scale, float cap) {
+    if (!post) return s;
+    const float v = s * scale;
+    return cap != 0.0f ? cap * tanhf(v / cap) : v;
+}
+
+template <bool HINT>
+__device__ __forceinline__ uint4 ldw16(const u8 *p) {
+    return HINT ? ld_stream16(p) : *(const uint4 *)p;
+}
+
+// Rows row0 .. row0 + RR of a Q4_K matrix. Lane = (block slot 0..7, quarter k 0..3): the
+// quarter's 32 quant bytes hold sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles).
+template <int RR, bool HINT>
+__device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
+                                         const float *sa, float *y, int n_in, int n_out,
+                                         int row0, int post, float scale, float cap) {
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const size_t row_bytes = (size_t)nb * 144;
+    const int k = lane & 3;
+    const int sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = lane >> 2; b < nb; b += 8) {
+        uint4 hd[RR], q0[RR], q1[RR];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
+            hd[r] = ldw16<HINT>(blk);
+            q0[r] = ldw16<HINT>(blk + 16 + 32 * k);
+            q1[r] = ldw16<HINT>(blk + 32 + 32 * k);
+        }
+        const int s0i = b * 8 + 2 * k;
+        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
+        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
+        const float2 dx = *(const float2 *)(da + s0i);
+        const float2 sx = *(const float2 *)(sa + s0i);
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
+            // get_scale_min_k4 for sub-blocks 2k, 2k + 1, two bytes at a time.
+            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
+            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
+            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
+            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
+            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
+            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
+                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
+            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
+                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
+            int i0 = 0, i1 = 0;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
+                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
+            }
+            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
+            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
+            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float s = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[row0 + r] = post_op(s, post, scale, cap);
+    }
+}
+
+template <bool HINT>
+__device__ __forceinline__ u32 ldw_u16(const u8 *p) {
+    if (HINT) {
+        unsigned short v;
+        asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(p));
+        return v;
+    }
+    return *(const u16 *)p;
+}
+
+// Rows row0 .. row0 + RR of a Q6_K matrix. Lane = (block slot 0..3, half h, quarter qr) as
+// in q8act.cu; 210-byte blocks are only 2-byte aligned, hence the 2-byte loads.
+template <int RR, bool HINT>
+__device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, const float *da,
+                                         const float *sa, float *y, int n_in, int n_out,
+                                         int row0, int post, float scale, float cap) {
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const size_t row_bytes = (size_t)nb * 210;
+    const int h = (lane >> 2) & 1, qr = lane & 3;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = lane >> 3; b < nb; b += 4) {
+        int q[RR][4][2];
+        float ds[RR][4];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 210;
+            const float d = h2f((u16)ldw_u16<HINT>(blk + 208));
+            const signed char *sc = (const signed char *)(blk + 192);
+            const u8 *ql = blk + 64 * h + 8 * qr;
+            const u8 *qc = blk + 64 * h + 32 + 8 * qr;
+            const u8 *qh = blk + 128 + 32 * h + 8 * qr;
+            const int is = qr / 2;
+#pragma unroll
+            for (int u = 0; u < 4; u++) ds[r][u] = d * sc[8 * h + is + 2 * u];
+#pragma unroll
+            for (int wd = 0; wd < 2; wd++) {
+                const u32 lo = ldw_u16<HINT>(ql + 4 * wd) | (ldw_u16<HINT>(ql + 4 * wd + 2) << 16);
+                const u32 co = ldw_u16<HINT>(qc + 4 * wd) | (ldw_u16<HINT>(qc + 4 * wd + 2) << 16);
+                const u32 hi = ldw_u16<HINT>(qh + 4 * wd) | (ldw_u16<HINT>(qh + 4 * wd + 2) << 16);
+                const u32 b1 = (lo & 0x0F0F0F0Fu) | ((hi << 4) & 0x30303030u);
+                const u32 b2 = (co & 0x0F0F0F0Fu) | ((hi << 2) & 0x30303030u);
+                const u32 b3 = ((lo >> 4) & 0x0F0F0F0Fu) | (hi & 0x30303030u);
+                const u32 b4 = ((co >> 4) & 0x0F0F0F0Fu) | ((hi >> 2) & 0x30303030u);
+                q[r][0][wd] = (int)__vsub4(b1, 0x20202020u);
+                q[r][1][wd] = (int)__vsub4(b2, 0x20202020u);
+                q[r][2][wd] = (int)__vsub4(b3, 0x20202020u);
+                q[r][3][wd] = (int)__vsub4(b4, 0x20202020u);
+            }
+        }
+        int a[4][2];
+        float dx[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int sub = b * 8 + 4 * h + u;
+            const uint2 v = *(const uint2 *)(qa + (size_t)sub * 32 + 8 * qr);
+            a[u][0] = (int)v.x;
+            a[u][1] = (int)v.y;
+            dx[u] = da[sub];
+        }
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            float s = 0.f;
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int i = __dp4a(q[r][u][1], a[u][1], __dp4a(q[r][u][0], a[u][0], 0));
+                s += ds[r][u] * dx[u] * (float)i;
+            }
+            acc[r] += s;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float s = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[row0 + r] = post_op(s, post, scale, cap);
+    }
+}
+
+// Q6_K in the split layout (`q6k_split` below): per block 208 16-byte-aligned bytes (ql[128],
+// qh[64], scales[16]) at 208 × block, the f16 scales d of all blocks after them. Lane =
+// (block slot 0..7, half h, part p): 16 elements l = 16p .. 16p + 15 of half h in each of its
+// four 32-element groups u, from three 16-byte loads (ql, ql + 32, qh) where the file's
+// 210-byte blocks allow only 2-byte loads (13 loads per 24 bytes; 1.9-2.4 TB/s measured).
+template <int RR>
+__device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, const float *da,
+                                          const float *sa, float *y, int n_in, int n_out,
+                                          int row0, int post, float scale, float cap) {
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);
+    const int h = (lane >> 1) & 1, p = lane & 1;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = lane >> 2; b < nb; b += 8) {
+        uint4 lo[RR], hi[RR], qh[RR];
+        uint2 sc[RR];
+        float d[RR];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
+            const u8 *blk = w + bi * 208;
+            lo[r] = *(const uint4 *)(blk + 64 * h + 16 * p);
+            hi[r] = *(const uint4 *)(blk + 64 * h + 32 + 16 * p);
+            qh[r] = *(const uint4 *)(blk + 128 + 32 * h + 16 * p);
+            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
+            d[r] = h2f(dv[bi]);
+        }
+        // Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elements 16p .. 16p + 15.
+        uint4 a[4];
+        float dx[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int sub = b * 8 + 4 * h + u;
+            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);
+            dx[u] = da[sub];
+        }
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};
+            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};
+            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};
+            int iu[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int wd = 0; wd < 4; wd++) {
+                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);
+                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);
+                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);
+                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);
+                const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w),
+                                   (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w),
+                                   (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w),
+                                   (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)};
+                iu[0] = __dp4a((int)__vsub4(b1, 0x20202020u), aw[0], iu[0]);
+                iu[1] = __dp4a((int)__vsub4(b2, 0x20202020u), aw[1], iu[1]);
+                iu[2] = __dp4a((int)__vsub4(b3, 0x20202020u), aw[2], iu[2]);
+                iu[3] = __dp4a((int)__vsub4(b4, 0x20202020u), aw[3], iu[3]);
+            }
+            // Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc).
+            const u32 s01 = sc[r].x, s23 = sc[r].y;
+            float s = 0.f;
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const u32 word = u < 2 ? s01 : s23;
+                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);
+                s += (d[r] * sv) * dx[u] * (float)iu[u];
+            }
+            acc[r] += s;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float v = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[row0 + r] = post_op(v, post, scale, cap);
+    }
+}
+
+// Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
+extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
+    for (unsigned long long b = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         b < n_blocks; b += (unsigned long long)gridDim.x * blockDim.x) {
+        const u16 *s = (const u16 *)(src + b * 210);
+        u32 *t = (u32 *)(dst + b * 208);
+        for (int i = 0; i < 52; i++) t[i] = (u32)s[2 * i] | ((u32)s[2 * i + 1] << 16);
+        ((u16 *)(dst + n_blocks * 208))[b] = s[104];
+    }
+}
+
+// Segment types (the host's `type_code`).
+#define SEG_Q4_K 0
+#define SEG_Q6_K 1
+#define SEG_Q6_K_SPLIT 2
+
+// One block's rows of a segment: warps per block × RR4 (Q4_K) or × RR6 (Q6_K, both layouts).
+template <int RR4, int RR6, bool HINT>
+__device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed char *qa,
+                                         const float *da, const float *sa, float *y, int n_in,
+                                         int n_out, int blk, int post, float scale, float cap) {
+    const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (type == SEG_Q4_K) {
+        if (warp * RR4 < n_out)
+            q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
+    } else if (type == SEG_Q6_K_SPLIT) {
+        if (warp * RR6 < n_out)
+            q6ks_rows<RR6>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    } else {
+        if (warp * RR6 < n_out)
+            q6k_rows<RR6, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    }
+}
+
+// Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
+// starting at block bi; unused segments have ni = 0) over one int8 activation row.
+#define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB)                                                 \
+    extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
+        const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
+        int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
+        int n3, float *y3, int b3, const signed char *qa, const float *da, const float *sa,  \
+        int n_in, int post, float scale, float cap) {                                         \
+        const int b = blockIdx.x;                                                             \
+        if (b >= b3 && n3 > 0)                                                                \
+            seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post, scale,   \
+                                     cap);                                                    \
+        else if (b >= b2 && n2 > 0)                                                           \
+            seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post, scale,   \
+                                     cap);                                                    \
+        else if (b >= b1 && n1 > 0)                                                           \
+            seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post, scale,   \
+                                     cap);                                                    \
+        else                                                                                  \
+            seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, cap);  \
+    }
+
+// Measured on the H200 (19968 x 6656, GB/s, Q4_K / Q6_K): streaming loads (L1 bypass + L2
+// 256-byte prefetch) rows 1/2/4: 2465/1260, 2668/1191, 2979/1334; plain loads rows 2:
+// 3054/2151, rows 4: 3205/1942 (the split quant loads of a lane share L1 lines, which the
+// bypass threw away).
+SEG_ENTRY(mvq_seg_42, 4, 2, false, 1)
+SEG_ENTRY(mvq_seg_42_lb5, 4, 2, false, 5)
+SEG_ENTRY(mvq_seg_82, 8, 2, false, 1)
+SEG_ENTRY(mvq_seg_21, 2, 1, false, 1)

@@ -1,0 +1,331 @@
+//! One-token int8-activation matvecs (`kernels/mvq1.cu`): up to four Q4_K/Q6_K matrices that
+//! share one quantized activation row in a single launch, so a decode step launches one
+//! kernel for the Q, K, V and gate projections and one for the FFN gate and up.
+
+use cudarc::driver::{
+    CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
+use muser_gguf::GgmlType;
+
+use super::{cuda_err, Cuda, WARPS};
+use crate::error::{Error, Result};
+
+/// Weight types the segment kernels handle, in the kernel's type numbering (`SEG_Q4_K`, ...).
+pub(crate) const SEG_TYPES: [GgmlType; 2] = [GgmlType::Q4_K, GgmlType::Q6_K];
+
+/// A compiled variant of the segment kernel: its name, the rows one warp computes of a
+/// Q4_K and of a Q6_K matrix, and the warps per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegKernel {
+    pub name: &'static str,
+    pub rows_q4k: usize,
+    pub rows_q6k: usize,
+    pub warps: usize,
+}
+
+const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
+    SegKernel {
+        name,
+        rows_q4k,
+        rows_q6k,
+        warps: WARPS,
+    }
+}
+
+/// Every variant compiled (for the launch-shape sweep); `SegKernel::default()` is the one the
+/// engine uses.
+pub const SEG_KERNELS: &[SegKernel] = &[
+    sk("mvq_seg_42", 4, 2),
+    sk("mvq_seg_42_lb5", 4, 2),
+    sk("mvq_seg_82", 8, 2),
+    sk("mvq_seg_21", 2, 1),
+];
+
+impl Default for SegKernel {
+    /// `mvq_seg_42_lb5`: the fastest in the r2 sweep (Q4_K 19968 x 6656 3,182 GB/s vs 2,860
+    /// without the occupancy bound) and in the 30B session (133-137 vs 132-135 tok/s).
+    fn default() -> Self {
+        SEG_KERNELS[1]
+    }
+}
+
+impl SegKernel {
+    fn rows_per_block(&self, ty: GgmlType) -> usize {
+        self.warps
+            * if ty == GgmlType::Q6_K {
+                self.rows_q6k
+            } else {
+                self.rows_q4k
+            }
+    }
+}
+
+/// One quantized activation row (or several): int8 quants `[n]`, and per 32-element block its
+/// scale and d·Σq `[n / 32]`.
+pub struct Q8Act {
+    pub(crate) qa: CudaSlice<i8>,
+    pub(crate) da: CudaSlice<f32>,
+    pub(crate) sa: CudaSlice<f32>,
+}
+
+impl Q8Act {
+    /// Buffers for `n` activations (a multiple of 32).
+    pub fn new(cuda: &Cuda, n: usize) -> Result<Q8Act> {
+        let s = cuda.stream();
+        let nb = n.div_ceil(32).max(1);
+        let e = cuda_err("allocating activation scratch");
+        Ok(Q8Act {
+            qa: s.alloc_zeros::<i8>(nb * 32).map_err(e)?,
+            da: s
+                .alloc_zeros::<f32>(nb)
+                .map_err(cuda_err("allocating activation scratch"))?,
+            sa: s
+                .alloc_zeros::<f32>(nb)
+                .map_err(cuda_err("allocating activation scratch"))?,
+        })
+    }
+
+    /// Activations it can hold.
+    pub fn len(&self) -> usize {
+        self.qa.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.qa.is_empty()
+    }
+}
+
+/// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
+pub struct Seg<'a> {
+    pub ty: GgmlType,
+    /// Q6_K weights in the split layout of `Cuda::device_q6k_split` (else the file's).
+    pub split: bool,
+    pub w: CudaView<'a, u8>,
+    pub y: CudaViewMut<'a, f32>,
+    pub n_out: usize,
+}
+
+fn type_code(ty: GgmlType, split: bool) -> Result<i32> {
+    match ty {
+        GgmlType::Q4_K => Ok(0),
+        GgmlType::Q6_K if split => Ok(2),
+        GgmlType::Q6_K => Ok(1),
+        _ => Err(Error::TensorType {
+            tensor: "(cuda segment matvec)".into(),
+            ty,
+            supported: "Q4_K, Q6_K".into(),
+        }),
+    }
+}
+
+impl Cuda {
+    /// Quantizes `x: [n]` (n a multiple of 32) into `act`.
+    pub fn quantize_into(&self, x: &CudaView<'_, f32>, act: &mut Q8Act, n: usize) -> Result<()> {
+        if n % 32 != 0 || x.len() < n || act.len() < n {
+            return Err(Error::Cuda(format!(
+                "int8 activations need a multiple of 32 values within the buffers (got {n})"
+            )));
+        }
+        let nb = (n / 32) as i32;
+        let cfg = LaunchConfig {
+            grid_dim: ((n / 32).div_ceil(WARPS) as u32, 1, 1),
+            block_dim: (32 * WARPS as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = self.stream.launch_builder(&self.quantize);
+        b.arg(x)
+            .arg(&mut act.qa)
+            .arg(&mut act.da)
+            .arg(&mut act.sa)
+            .arg(&nb);
+        // SAFETY: one warp per 32-element block reads `n` values of `x` and writes `n / 32`
+        // blocks of the activation buffers, all checked to hold that many above.
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching quantize"))?;
+        Ok(())
+    }
+
+    /// Up to four one-token products over the same quantized activation row `act` (of
+    /// `n_in` values) in one launch. `post`: the LM head's (scale, softcap), applied to every
+    /// output.
+    pub fn matvec1_q8(
+        &self,
+        kernel: SegKernel,
+        segs: &mut [Seg<'_>],
+        act: &Q8Act,
+        n_in: usize,
+        post: Option<(f32, f32)>,
+    ) -> Result<()> {
+        if segs.is_empty() || segs.len() > 4 || n_in % 256 != 0 || act.len() < n_in {
+            return Err(Error::Cuda(format!(
+                "segment matvec: {} matrices (1-4), n_in {n_in} (a multiple of 256 within {})",
+                segs.len(),
+                act.len()
+            )));
+        }
+        let f = self
+            .seg
+            .get(kernel.name)
+            .ok_or_else(|| Error::Cuda(format!("kernel {} not loaded", kernel.name)))?;
+        let st = &self.stream;
+        // (w, type, n_out, y, first block) per segment; unused ones have n_out 0.
+        let mut args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
+        let mut blocks = 0usize;
+        for (a, s) in args.iter_mut().zip(segs.iter_mut()) {
+            let bytes = s.ty.bytes_for((s.n_out * n_in) as u64).unwrap_or(u64::MAX);
+            if (s.w.len() as u64) < bytes || s.y.len() < s.n_out {
+                return Err(Error::Cuda(format!(
+                    "segment matvec: {} weights bytes / {} outputs for {} x {n_in} {}",
+                    s.w.len(),
+                    s.y.len(),
+                    s.n_out,
+                    s.ty
+                )));
+            }
+            let (w, _) = s.w.device_ptr(st);
+            let (y, _) = s.y.device_ptr_mut(st);
+            *a = (
+                w,
+                type_code(s.ty, s.split)?,
+                s.n_out as i32,
+                y,
+                blocks as i32,
+            );
+            blocks += s.n_out.div_ceil(kernel.rows_per_block(s.ty));
+        }
+        let (post_on, scale, cap) = match post {
+            Some((s, c)) => (1i32, s, c),
+            None => (0, 1.0, 0.0),
+        };
+        let n_in_i = n_in as i32;
+        let mut b = st.launch_builder(f);
+        b.arg(&args[0].0)
+            .arg(&args[0].1)
+            .arg(&args[0].2)
+            .arg(&args[0].3);
+        for a in &args[1..] {
+            b.arg(&a.0).arg(&a.1).arg(&a.2).arg(&a.3).arg(&a.4);
+        }
+        b.arg(&act.qa)
+            .arg(&act.da)
+            .arg(&act.sa)
+            .arg(&n_in_i)
+            .arg(&post_on)
+            .arg(&scale)
+            .arg(&cap);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (32 * kernel.warps as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: every segment's weights hold `n_out` rows of `n_in` elements and its output
+        // `n_out` values (checked above); the activation buffers hold `n_in` values; each
+        // block reads and writes only within its segment's rows.
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching segment matvec"))?;
+        Ok(())
+    }
+
+    /// One token through the segment kernel from f32 activations (quantized into the
+    /// backend's scratch first).
+    #[allow(clippy::too_many_arguments)]
+    pub fn matvec1_q8_f32(
+        &self,
+        ty: GgmlType,
+        w: &CudaView<'_, u8>,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaViewMut<'_, f32>,
+        n_in: usize,
+        n_out: usize,
+        kernel: SegKernel,
+    ) -> Result<()> {
+        let mut guard = self.q8_scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_none_or(|q| q.len() < n_in) {
+            *guard = Some(Q8Act::new(self, n_in)?);
+        }
+        let act = Option::as_mut(&mut *guard)
+            .ok_or_else(|| Error::Cuda("activation scratch missing".into()))?;
+        self.quantize_into(x, act, n_in)?;
+        let mut segs = [Seg {
+            ty,
+            split: false,
+            w: w.slice(..),
+            y: y.slice_mut(..),
+            n_out,
+        }];
+        self.matvec1_q8(kernel, &mut segs, act, n_in, None)
+    }
+}
+
+impl Cuda {
+    /// A Q6_K matrix on the device in the split layout of `mvq1.cu` (per block the 208 bytes
+    /// of quants and scales, 16-byte aligned, then every block's f16 d): the same bytes as
+    /// the file, but loadable 16 bytes at a time. Rewritten on the device from the file's
+    /// layout (the cached upload when there is one, else a temporary copy).
+    pub(crate) fn device_q6k_split(
+        &self,
+        weights: &crate::weights::Weights,
+        m: &crate::weights::Matrix,
+    ) -> Result<std::sync::Arc<CudaSlice<u8>>> {
+        if m.ty != GgmlType::Q6_K || m.n_in % 256 != 0 {
+            return Err(Error::TensorType {
+                tensor: m.name.clone(),
+                ty: m.ty,
+                supported: "Q6_K rows of whole blocks".into(),
+            });
+        }
+        let mut map = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = map.get(&m.name) {
+            return Ok(std::sync::Arc::clone(w));
+        }
+        let cached = self
+            .weights
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&m.name)
+            .cloned();
+        let raw = match cached {
+            Some(w) => w,
+            None => std::sync::Arc::new(
+                self.stream
+                    .clone_htod(weights.bytes(m))
+                    .map_err(cuda_err("uploading weights"))?,
+            ),
+        };
+        let n_blocks = m.n_out * m.n_in / 256;
+        let out = self.q6k_split_from(&raw.as_view(), n_blocks)?;
+        let out = std::sync::Arc::new(out);
+        map.insert(m.name.clone(), std::sync::Arc::clone(&out));
+        Ok(out)
+    }
+}
+
+impl Cuda {
+    /// `n_blocks` Q6_K blocks in the file's layout rewritten into the split layout.
+    pub fn q6k_split_from(&self, raw: &CudaView<'_, u8>, n_blocks: usize) -> Result<CudaSlice<u8>> {
+        if raw.len() < n_blocks * 210 {
+            return Err(Error::Cuda(format!(
+                "Q6_K split: {} bytes for {n_blocks} blocks",
+                raw.len()
+            )));
+        }
+        let mut out = self
+            .stream
+            .alloc_zeros::<u8>(n_blocks * 210)
+            .map_err(cuda_err("allocating split Q6_K weights"))?;
+        let f = self
+            .seg
+            .get("q6k_split")
+            .ok_or_else(|| Error::Cuda("kernel q6k_split not loaded".into()))?;
+        let nb = n_blocks as u64;
+        let mut b = self.stream.launch_builder(f);
+        b.arg(raw).arg(&mut out).arg(&nb);
+        let cfg = LaunchConfig {
+            grid_dim: (n_blocks.div_ceil(256).clamp(1, 65_535) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: reads n_blocks × 210 bytes of `raw` and writes as many of `out` (both
+        // checked above).
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching q6k_split"))?;
+        Ok(out)
+    }
+}

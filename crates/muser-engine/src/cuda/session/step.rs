@@ -1,0 +1,356 @@
+//! The kernels of one decode step, in order, on the session's stream (what the CUDA graph
+//! captures). Ten launches per layer: the norm tail (residual + post-norm, next norm, int8
+//! quantization) as one kernel, Q/K/V/gate as one segment matvec, QK-norm + RoPE + KV store,
+//! split-K attention and its merge (+ sigmoid gate + quantization), the output projection,
+//! the next norm tail, FFN gate/up as one segment matvec, SwiGLU (+ quantization), down.
+//! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+
+use super::{elems, kernel, launch_err, one_block, splits, CudaSession};
+use crate::cuda::seg::SEG_TYPES;
+use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
+use crate::error::Result;
+use crate::model::Glimmer;
+use crate::weights::Matrix;
+use muser_gguf::GgmlType;
+
+/// A device buffer's address as a kernel argument (0 for none). Event tracking is off for
+/// the session's context, so the guard cudarc returns records nothing.
+fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
+    let (p, _guard) = s.device_ptr(st);
+    p
+}
+
+/// A kernel argument (addresses as `u64`).
+#[derive(Clone, Copy)]
+enum Arg {
+    P(u64),
+    I(i32),
+    F(f32),
+}
+
+/// Launches decode kernel `name` with `args`.
+///
+/// # Safety
+/// The arguments must match the kernel's parameters, and every address must be a live
+/// buffer as large as the kernel indexes for the sizes passed with it.
+unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+    let st = cuda.stream();
+    let mut b = st.launch_builder(kernel(cuda, name)?);
+    for a in args {
+        match a {
+            Arg::P(p) => b.arg(p),
+            Arg::I(i) => b.arg(i),
+            Arg::F(f) => b.arg(f),
+        };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { b.launch(cfg) }.map_err(launch_err)?;
+    Ok(())
+}
+
+/// A segment-kernel product: the weights on the device, the matrix, the output.
+type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
+
+/// Products of one activation row: Q4_K/Q6_K matrices as one segment launch over the int8
+/// row `act` (when given), the others through the f32-activation kernels.
+fn project(
+    cuda: &Cuda,
+    model: &Glimmer,
+    prof: &super::Prof,
+    mats: Vec<(&Matrix, &mut CudaSlice<f32>)>,
+    x: &CudaSlice<f32>,
+    act: Option<(&Q8Act, SegKernel)>,
+    post: Option<(f32, f32)>,
+) -> Result<()> {
+    let mut seg_w: Vec<SegJob<'_>> = Vec::new();
+    for (m, y) in mats {
+        if act.is_some() && SEG_TYPES.contains(&m.ty) {
+            let w = if m.ty == GgmlType::Q6_K {
+                cuda.device_q6k_split(&model.weights, m)?
+            } else {
+                cuda.device_weights(&model.weights, m)?
+            };
+            seg_w.push((w, m, y));
+        } else {
+            super::matvec(cuda, model, m, x, y)?;
+            let bytes = m.row_bytes() * m.n_out;
+            super::mark(cuda, prof, bytes, || {
+                format!("mv {} {}", short(&m.name), m.ty)
+            })?;
+        }
+    }
+    if let (Some((act, kern)), false) = (act, seg_w.is_empty()) {
+        let n_in = seg_w[0].1.n_in;
+        let label: Vec<String> = seg_w
+            .iter()
+            .map(|(_, m, _)| format!("{} {}", short(&m.name), m.ty))
+            .collect();
+        let mut segs: Vec<Seg<'_>> = seg_w
+            .iter_mut()
+            .map(|(w, m, y)| Seg {
+                ty: m.ty,
+                split: m.ty == GgmlType::Q6_K,
+                w: w.as_view(),
+                y: y.as_view_mut(),
+                n_out: m.n_out,
+            })
+            .collect();
+        cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
+        let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
+        super::mark(cuda, prof, bytes, || format!("mv {}", label.join(" + ")))?;
+    }
+    Ok(())
+}
+
+/// `blk.12.attn_q.weight` → `attn_q`.
+fn short(name: &str) -> &str {
+    let s = name.strip_suffix(".weight").unwrap_or(name);
+    s.rsplit('.').next().unwrap_or(s)
+}
+
+impl CudaSession<'_> {
+    /// The int8 activation row's addresses, or nulls when the products take f32 activations.
+    fn q8_args(&self, q8: bool) -> [Arg; 3] {
+        let st = self.cuda.stream();
+        if q8 {
+            [
+                Arg::P(ptr(&self.act.qa, st)),
+                Arg::P(ptr(&self.act.da, st)),
+                Arg::P(ptr(&self.act.sa, st)),
+            ]
+        } else {
+            [Arg::P(0); 3]
+        }
+    }
+
+    /// `mode` as the kernel's: 0 plain norm, 1 weightless entry norm first, 2 post-norm tail
+    /// (`o` with weights `wp`) first. Writes `h` and, when `q8`, its int8 row.
+    fn norm_tail(
+        &self,
+        mode: i32,
+        wp: Option<&CudaSlice<f32>>,
+        wn: &CudaSlice<f32>,
+        q8: bool,
+    ) -> Result<()> {
+        let c = &self.model.cfg;
+        let st = self.cuda.stream();
+        let s = &self.s;
+        let [qa, da, sa] = self.q8_args(q8);
+        let args = [
+            Arg::P(ptr(&s.x, st)),
+            Arg::P(ptr(&s.o, st)),
+            Arg::P(wp.map_or(0, |w| ptr(w, st))),
+            Arg::F(c.post_norm_eps),
+            Arg::P(ptr(wn, st)),
+            Arg::F(c.rms_eps),
+            Arg::P(ptr(&s.h, st)),
+            qa,
+            da,
+            sa,
+            Arg::I(c.n_embd as i32),
+            Arg::I(mode),
+        ];
+        // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
+        // holds at least n_embd (the session sized it for the largest activation row).
+        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args)? };
+        self.mark(|| format!("norm_tail mode {mode}"))
+    }
+
+    /// Every kernel of one token, in order, on the session's stream (no host work, no
+    /// allocation, no value that changes between steps except through device memory).
+    pub(super) fn enqueue(&mut self) -> Result<()> {
+        let (cuda, model) = (self.cuda, self.model);
+        let c = &model.cfg;
+        let st = cuda.stream().clone();
+        let kern = cuda.one_token_kernel().filter(|_| self.fused);
+        let q8 = kern.is_some();
+        let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
+        let n_layer = c.n_layer;
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
+        for l in 0..n_layer {
+            let w = &model.weights.layers[l];
+            {
+                let s = &mut self.s;
+                project(
+                    cuda,
+                    model,
+                    &self.prof,
+                    vec![
+                        (&w.attn_q, &mut s.q),
+                        (&w.attn_k, &mut s.k),
+                        (&w.attn_v, &mut s.v),
+                        (&w.attn_gate, &mut s.gate),
+                    ],
+                    &s.h,
+                    kern.map(|k| (&self.act, k)),
+                    None,
+                )?;
+            }
+            let lay = &self.layers[l];
+            let pos_p = ptr(&self.params, &st);
+            let slot_p = pos_p + 4 * (1 + 3 * l as u64);
+            let meta_p = pos_p + 4 * (2 + 3 * l as u64);
+            let args = [
+                Arg::P(ptr(&self.s.q, &st)),
+                Arg::P(ptr(&self.s.k, &st)),
+                Arg::P(ptr(&self.s.v, &st)),
+                Arg::P(ptr(&lay.norms[1], &st)),
+                Arg::P(ptr(&lay.norms[2], &st)),
+                Arg::I(nh),
+                Arg::I(nkv),
+                Arg::I(hd),
+                Arg::F(c.rms_eps),
+                Arg::P(pos_p),
+                Arg::F(c.rope_freq_base_swa),
+                Arg::I(i32::from(c.sliding[l])),
+                Arg::P(ptr(&lay.k, &st)),
+                Arg::P(ptr(&lay.v, &st)),
+                Arg::P(slot_p),
+            ];
+            let cfg = LaunchConfig {
+                grid_dim: ((c.n_head + 2 * c.n_head_kv) as u32, 1, 1),
+                block_dim: (64, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: q, k, v hold q_dim / kv_dim values; the cache holds capacity × kv_dim
+            // halves and the slot read from `params` is below the capacity.
+            unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args)? };
+            self.mark(|| "qk_norm_rope_store".into())?;
+            let n_split = splits(lay.place.capacity);
+            let args = [
+                Arg::P(ptr(&self.s.q, &st)),
+                Arg::P(ptr(&lay.k, &st)),
+                Arg::P(ptr(&lay.v, &st)),
+                Arg::P(ptr(&self.s.partials, &st)),
+                Arg::I(nh),
+                Arg::I(nkv),
+                Arg::P(meta_p),
+                Arg::I(lay.place.capacity as i32),
+                Arg::F(c.attn_scale()),
+            ];
+            let cfg = LaunchConfig {
+                grid_dim: (c.n_head as u32, n_split as u32, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
+            // window read from `params` lies within the cache.
+            let name = match c.head_dim {
+                64 => "attend_split_64",
+                128 => "attend_split_128",
+                _ => "attend_split_256",
+            };
+            unsafe { launch(cuda, name, cfg, &args)? };
+            self.mark(|| "attend_split".into())?;
+            let [qa, da, sa] = self.q8_args(q8);
+            let args = [
+                Arg::P(ptr(&self.s.partials, &st)),
+                Arg::P(ptr(&self.s.attn, &st)),
+                Arg::P(ptr(&self.s.gate, &st)),
+                qa,
+                da,
+                sa,
+                Arg::I(hd),
+                Arg::I(n_split as i32),
+            ];
+            let cfg = LaunchConfig {
+                grid_dim: (c.n_head as u32, 1, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim.
+            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args)? };
+            self.mark(|| "attend_merge_gate_q8".into())?;
+            {
+                let s = &mut self.s;
+                project(
+                    cuda,
+                    model,
+                    &self.prof,
+                    vec![(&w.attn_output, &mut s.o)],
+                    &s.attn,
+                    kern.map(|k| (&self.act, k)),
+                    None,
+                )?;
+            }
+            self.norm_tail(
+                2,
+                Some(&self.layers[l].norms[3]),
+                &self.layers[l].norms[4],
+                q8,
+            )?;
+            {
+                let s = &mut self.s;
+                project(
+                    cuda,
+                    model,
+                    &self.prof,
+                    vec![(&w.ffn_gate, &mut s.g), (&w.ffn_up, &mut s.u)],
+                    &s.h,
+                    kern.map(|k| (&self.act, k)),
+                    None,
+                )?;
+            }
+            let [qa, da, sa] = self.q8_args(q8);
+            let args = [
+                Arg::P(ptr(&self.s.g, &st)),
+                Arg::P(ptr(&self.s.u, &st)),
+                qa,
+                da,
+                sa,
+                Arg::I(c.n_ff as i32),
+            ];
+            // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
+            unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args)? };
+            self.mark(|| "swiglu_q8".into())?;
+            {
+                let s = &mut self.s;
+                project(
+                    cuda,
+                    model,
+                    &self.prof,
+                    vec![(&w.ffn_down, &mut s.o)],
+                    &s.g,
+                    kern.map(|k| (&self.act, k)),
+                    None,
+                )?;
+            }
+            let next_norm = if l + 1 < n_layer {
+                &self.layers[l + 1].norms[0]
+            } else {
+                &self.output_norm
+            };
+            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
+        }
+        // The LM head, with the logit scale and softcap folded into the segment kernel.
+        let out = &model.weights.output;
+        {
+            let s = &mut self.s;
+            project(
+                cuda,
+                model,
+                &self.prof,
+                vec![(out, &mut s.logits)],
+                &s.h,
+                kern.map(|k| (&self.act, k)),
+                Some((c.logit_scale, c.softcap)),
+            )?;
+        }
+        if !(q8 && SEG_TYPES.contains(&out.ty)) {
+            let args = [
+                Arg::P(ptr(&self.s.logits, &st)),
+                Arg::I(c.n_vocab as i32),
+                Arg::F(c.logit_scale),
+                Arg::F(c.softcap),
+            ];
+            // SAFETY: logits hold n_vocab values.
+            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args)? };
+            self.mark(|| "scale_softcap".into())?;
+        }
+        Ok(())
+    }
+}
