@@ -41,6 +41,9 @@ pub struct Args {
     /// Require `Authorization: Bearer KEY` on every endpoint but /health.
     #[arg(long)]
     api_key: Option<String>,
+    /// Do not log each request to stderr.
+    #[arg(long)]
+    quiet: bool,
     /// CPU threads for the decode team (default: all cores).
     #[arg(short = 't', long)]
     threads: Option<usize>,
@@ -82,6 +85,15 @@ pub fn run(args: Args) -> Result<()> {
         "muser serve: {id} on {device}, {} sequences × {} positions, queue {}",
         cfg.max_sequences, cfg.context, cfg.queue_size
     );
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_max_level(if args.quiet {
+            tracing::Level::WARN
+        } else {
+            tracing::Level::INFO
+        })
+        .init();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -113,6 +113,8 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let t0 = std::time::Instant::now();
+    let method = req.method().clone();
     let path = req.uri().path().to_string();
     let known = [
         "/v1/chat/completions",
@@ -133,6 +135,13 @@ async fn count(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
         .unwrap_or("other");
     let r = next.run(req).await;
     state.metrics.request(endpoint, r.status().as_u16());
+    // Streaming responses are logged when their headers go out; the stream follows.
+    tracing::info!(
+        target: "muser::http",
+        "{method} {path} {} {:.1} ms",
+        r.status().as_u16(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
     r
 }
 
