@@ -197,7 +197,7 @@ def main():
     subprocess.run([a.muser, "synth", "--preset", "tiny", "--out", model, "-q"], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cmd = [a.muser, "serve", "-m", model, "--device", a.device, "--port", "0", "--ctx", "512",
-           "--parallel", str(a.parallel), "--queue", "256"]
+           "--parallel", str(a.parallel), "--queue", "256", "--quiet"]
     if a.threads:
         cmd += ["-t", str(a.threads)]
     srv = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)

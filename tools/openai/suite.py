@@ -50,7 +50,7 @@ class Server:
     def __init__(self, muser, model, extra=()):
         self.proc = subprocess.Popen(
             [muser, "serve", "-m", model, "--device", "cpu", "--port", "0", "--ctx", "512",
-             "--parallel", "4", "--queue", "16", "-t", "1", *extra],
+             "--parallel", "4", "--queue", "16", "-t", "1", "--quiet", *extra],
             stderr=subprocess.PIPE, text=True)
         self.log = []
         deadline = time.time() + 60
