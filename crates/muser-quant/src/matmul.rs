@@ -136,43 +136,45 @@ fn matmul_impl(
     }
 
     let parallel = w.len().saturating_mul(n_tokens) >= PARALLEL_MIN_WORK;
-    // One task: output rows `r0 ..`, results in `dst[(r - r0) * n_tokens + t]`.
+    // One task: output rows `r0 .. r0 + rows`, results token-major in `dst[t * rows + (r - r0)]`
+    // (so that copying them into `out` is one contiguous run per token).
     let task = |(chunk, dst): (usize, &mut [f32])| {
         let r0 = chunk * ROWS_PER_TASK;
-        for (i, per_row) in dst.chunks_mut(n_tokens).enumerate() {
+        let rows = dst.len() / n_tokens;
+        let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
+        for i in 0..rows {
             let r = r0 + i;
             let wr = w.get(r * w_row..(r + 1) * w_row).unwrap_or(&[]);
-            let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
             let mut t = 0;
             // Four tokens per pass where a four-row kernel exists (same bits per token).
-            while t + 4 <= per_row.len() {
+            while t + 4 <= n_tokens {
                 match kernels.dot4_unchecked(wr, [act(t), act(t + 1), act(t + 2), act(t + 3)]) {
-                    Some(four) => per_row[t..t + 4].copy_from_slice(&four),
+                    Some(four) => {
+                        for (k, v) in four.into_iter().enumerate() {
+                            dst[(t + k) * rows + i] = v;
+                        }
+                    }
                     None => break,
                 }
                 t += 4;
             }
-            for (k, o) in per_row.iter_mut().enumerate().skip(t) {
-                *o = kernels.dot_unchecked(wr, act(k));
+            for k in t..n_tokens {
+                dst[k * rows + i] = kernels.dot_unchecked(wr, act(k));
             }
         }
     };
 
     if n_tokens == 1 {
-        // `out` is already row-major by output row.
+        // One token: the chunk layout is `out`'s.
         run(pool, out, ROWS_PER_TASK, parallel, task);
     } else {
-        let mut by_row = vec![0.0f32; out.len()];
-        run(
-            pool,
-            &mut by_row,
-            ROWS_PER_TASK.saturating_mul(n_tokens),
-            parallel,
-            task,
-        );
-        for (r, per_row) in by_row.chunks_exact(n_tokens).enumerate() {
-            for (t, &v) in per_row.iter().enumerate() {
-                out[t * n_out + r] = v;
+        let chunk = ROWS_PER_TASK.saturating_mul(n_tokens);
+        let mut by_chunk = vec![0.0f32; out.len()];
+        run(pool, &mut by_chunk, chunk, parallel, task);
+        for (c, part) in by_chunk.chunks(chunk).enumerate() {
+            let (r0, rows) = (c * ROWS_PER_TASK, part.len() / n_tokens);
+            for (t, src) in part.chunks_exact(rows).enumerate() {
+                out[t * n_out + r0..t * n_out + r0 + rows].copy_from_slice(src);
             }
         }
     }
