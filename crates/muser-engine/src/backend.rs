@@ -191,14 +191,7 @@ impl Backend for Cpu {
         if n_tokens == 1 {
             return self.matmul_many(weights, &[m], x, 1, &mut [out]);
         }
-        let k = muser_quant::Kernels::new(m.ty, self.isa)?;
-        let w = weights.bytes(m);
-        if n_tokens <= TEAM_MAX_ROWS {
-            muser_quant::matmul_on(&self.team, &k, w, m.n_in, m.n_out, x, n_tokens, out)?;
-        } else {
-            muser_quant::matmul_with(&k, w, m.n_in, m.n_out, x, n_tokens, out)?;
-        }
-        Ok(())
+        self.matmul_many(weights, &[m], x, n_tokens, &mut [out])
     }
 
     fn for_each(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
@@ -216,7 +209,25 @@ impl Backend for Cpu {
         outs: &mut [&mut [f32]],
     ) -> Result<()> {
         if n_tokens != 1 {
-            return one_by_one(self, weights, mats, x, n_tokens, outs);
+            // One quantization of the input and one dispatch for all the products.
+            let kernels = mats
+                .iter()
+                .map(|m| muser_quant::Kernels::new(m.ty, self.isa))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let mut jobs: Vec<muser_quant::MatmulJob<'_>> = mats
+                .iter()
+                .zip(&kernels)
+                .zip(outs.iter_mut())
+                .map(|((m, k), out)| muser_quant::MatmulJob {
+                    kernels: k,
+                    w: weights.bytes(m),
+                    n_out: m.n_out,
+                    out,
+                })
+                .collect();
+            let team = (n_tokens <= TEAM_MAX_ROWS).then_some(&self.team);
+            muser_quant::matmul_batch(team, &mut jobs, x, n_tokens)?;
+            return Ok(());
         }
         let kernels = mats
             .iter()

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use crate::api::row_size;
 use crate::error::{check_len, Error, Result};
+use crate::matmul_batch::{matmul_batch, MatmulJob};
 use crate::q8::{activation_row_size, quantize_activation_into};
 use crate::spin_pool::SpinPool;
 use crate::vecdot::Kernels;
@@ -89,7 +90,8 @@ fn matmul_impl(
     out: &mut [f32],
 ) -> Result<()> {
     let w_row = row_size(kernels.weight_type(), n_in)?;
-    let a_row = activation_row_size(kernels.act_type(), n_in)?;
+    // The input's quantized row size must exist for this width (checked here, used below).
+    activation_row_size(kernels.act_type(), n_in)?;
     check_len(
         "matmul weight bytes",
         mul("matmul weight bytes (overflow)", n_out, w_row)?,
@@ -108,95 +110,13 @@ fn matmul_impl(
     if n_tokens == 0 || n_out == 0 {
         return Ok(());
     }
-
-    // Quantize each token's activation once.
-    let mut acts = vec![0u8; mul("activation bytes (overflow)", n_tokens, a_row)?];
-    if a_row > 0 {
-        let act = kernels.act_type();
-        if let Some(pool) = pool {
-            let rows: Vec<std::sync::Mutex<&mut [u8]>> =
-                acts.chunks_mut(a_row).map(std::sync::Mutex::new).collect();
-            let failed = std::sync::Mutex::new(None);
-            pool.for_each(rows.len(), &|t| {
-                let mut dst = rows[t].lock().unwrap_or_else(|e| e.into_inner());
-                let src = &x[t * n_in..(t + 1) * n_in];
-                if let Err(e) = quantize_activation_into(act, src, &mut dst) {
-                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                }
-            });
-            if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                return Err(e);
-            }
-        } else {
-            acts.par_chunks_mut(a_row)
-                .zip(x.par_chunks(n_in.max(1)))
-                .with_min_len(8)
-                .try_for_each(|(dst, src)| quantize_activation_into(act, src, dst))?;
-        }
-    }
-
-    let parallel = w.len().saturating_mul(n_tokens) >= PARALLEL_MIN_WORK;
-    // One task: output rows `r0 .. r0 + rows`, results token-major in `dst[t * rows + (r - r0)]`
-    // (so that copying them into `out` is one contiguous run per token).
-    let task = |(chunk, dst): (usize, &mut [f32])| {
-        let r0 = chunk * ROWS_PER_TASK;
-        let rows = dst.len() / n_tokens;
-        let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
-        for i in 0..rows {
-            let r = r0 + i;
-            let wr = w.get(r * w_row..(r + 1) * w_row).unwrap_or(&[]);
-            let mut t = 0;
-            // Four tokens per pass where a four-row kernel exists (same bits per token).
-            while t + 4 <= n_tokens {
-                match kernels.dot4_unchecked(wr, [act(t), act(t + 1), act(t + 2), act(t + 3)]) {
-                    Some(four) => {
-                        for (k, v) in four.into_iter().enumerate() {
-                            dst[(t + k) * rows + i] = v;
-                        }
-                    }
-                    None => break,
-                }
-                t += 4;
-            }
-            for k in t..n_tokens {
-                dst[k * rows + i] = kernels.dot_unchecked(wr, act(k));
-            }
-        }
-    };
-
-    if n_tokens == 1 {
-        // One token: the chunk layout is `out`'s.
-        run(pool, out, ROWS_PER_TASK, parallel, task);
-    } else {
-        let chunk = ROWS_PER_TASK.saturating_mul(n_tokens);
-        let mut by_chunk = vec![0.0f32; out.len()];
-        run(pool, &mut by_chunk, chunk, parallel, task);
-        for (c, part) in by_chunk.chunks(chunk).enumerate() {
-            let (r0, rows) = (c * ROWS_PER_TASK, part.len() / n_tokens);
-            for (t, src) in part.chunks_exact(rows).enumerate() {
-                out[t * n_out + r0..t * n_out + r0 + rows].copy_from_slice(src);
-            }
-        }
-    }
-    Ok(())
-}
-
-fn run<F>(pool: Option<&SpinPool>, buf: &mut [f32], chunk: usize, parallel: bool, task: F)
-where
-    F: Fn((usize, &mut [f32])) + Sync + Send,
-{
-    if let Some(pool) = pool.filter(|p| parallel && p.size() > 1) {
-        let parts: Vec<std::sync::Mutex<&mut [f32]>> =
-            buf.chunks_mut(chunk).map(std::sync::Mutex::new).collect();
-        pool.for_each(parts.len(), &|c| {
-            let mut part = parts[c].lock().unwrap_or_else(|e| e.into_inner());
-            task((c, &mut part));
-        });
-    } else if parallel {
-        buf.par_chunks_mut(chunk).enumerate().for_each(task);
-    } else {
-        buf.chunks_mut(chunk).enumerate().for_each(task);
-    }
+    let mut job = [MatmulJob {
+        kernels,
+        w,
+        n_out,
+        out,
+    }];
+    matmul_batch(pool, &mut job, x, n_tokens)
 }
 
 /// One matrix of a [`matmul_multi`] call: `out: [n_out]` = weight rows · the shared input.

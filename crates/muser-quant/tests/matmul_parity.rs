@@ -478,3 +478,75 @@ fn matmul_multi_equals_separate_matmuls() {
     }];
     assert!(muser_quant::matmul_multi(&mut jobs, &x).is_err());
 }
+
+/// The multi-token, multi-matrix path (batched decode, prefill) gives, for every job and token,
+/// exactly the bits of a one-token `matmul` of that token's row, on rayon and on a spin team.
+#[test]
+fn matmul_batch_equals_one_token_matmuls() {
+    let n_in = 512;
+    let n_tokens = 7;
+    let specs = [
+        (GgmlType::Q4_K, 130),
+        (GgmlType::Q6_K, 65),
+        (GgmlType::Q8_0, 9),
+        (GgmlType::BF16, 3),
+    ];
+    let mut rng = Rng::new(0x6261);
+    let x: Vec<f32> = (0..n_tokens)
+        .flat_map(|_| random_activations(n_in, &mut rng))
+        .collect();
+    let ws: Vec<Vec<u8>> = specs
+        .iter()
+        .map(|&(ty, n_out)| random_weights(ty, n_in, n_out, &mut rng))
+        .collect();
+    let kernels: Vec<Kernels> = specs
+        .iter()
+        .map(|&(ty, _)| Kernels::detect(ty).unwrap())
+        .collect();
+    let pool = muser_quant::SpinPool::new(3).unwrap();
+    for team in [None, Some(&pool)] {
+        let mut outs: Vec<Vec<f32>> = specs
+            .iter()
+            .map(|&(_, n)| vec![f32::NAN; n * n_tokens])
+            .collect();
+        {
+            let mut jobs: Vec<muser_quant::MatmulJob<'_>> = kernels
+                .iter()
+                .zip(&ws)
+                .zip(outs.iter_mut())
+                .zip(&specs)
+                .map(|(((k, w), out), &(_, n_out))| muser_quant::MatmulJob {
+                    kernels: k,
+                    w,
+                    n_out,
+                    out,
+                })
+                .collect();
+            muser_quant::matmul_batch(team, &mut jobs, &x, n_tokens).unwrap();
+        }
+        for (((ty, n_out), w), got) in specs.iter().zip(&ws).zip(&outs) {
+            for t in 0..n_tokens {
+                let mut want = vec![0.0; *n_out];
+                let row = &x[t * n_in..(t + 1) * n_in];
+                matmul(*ty, w, n_in, *n_out, row, 1, &mut want).unwrap();
+                let got = &got[t * n_out..(t + 1) * n_out];
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{ty} token {t} team {}",
+                    team.is_some()
+                );
+            }
+        }
+    }
+    // A job whose output is too short is an error, not a panic.
+    let mut short = vec![0.0; 10];
+    let mut jobs = vec![muser_quant::MatmulJob {
+        kernels: &kernels[0],
+        w: &ws[0],
+        n_out: 130,
+        out: &mut short,
+    }];
+    assert!(muser_quant::matmul_batch(None, &mut jobs, &x, n_tokens).is_err());
+}

@@ -1,0 +1,186 @@
+//! Several products over the same multi-token input in one parallel region: the input is
+//! quantized once per activation type, and every matrix's row chunks share one pool of tasks
+//! (one synchronisation instead of one per matrix). Each output element is the same kernel
+//! call [`crate::matmul_with`] makes, so the results are identical to separate products.
+
+use std::sync::Mutex;
+
+use muser_gguf::GgmlType;
+use rayon::prelude::*;
+
+use crate::api::row_size;
+use crate::error::{check_len, Error, Result};
+use crate::q8::{activation_row_size, quantize_activation_into};
+use crate::spin_pool::SpinPool;
+use crate::vecdot::Kernels;
+
+/// Output rows per task.
+const ROWS_PER_TASK: usize = 64;
+
+/// Below this many weight bytes × tokens, run on the calling thread.
+const PARALLEL_MIN_WORK: usize = 1 << 16;
+
+/// One matrix of [`matmul_batch`]: `out: [n_tokens, n_out]` = x · `w`ᵀ.
+pub struct MatmulJob<'a> {
+    pub kernels: &'a Kernels,
+    /// `n_out` ggml rows of `n_in` elements.
+    pub w: &'a [u8],
+    pub n_out: usize,
+    pub out: &'a mut [f32],
+}
+
+fn mul(a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or(Error::Length {
+        what: "matmul size (overflow)",
+        expected: usize::MAX,
+        actual: a,
+    })
+}
+
+/// What a task reads: kernels, weights, weight row bytes, quantized input, its row bytes.
+type View<'a> = (&'a Kernels, &'a [u8], usize, &'a [u8], usize);
+
+/// `x: [n_tokens, n_in]` times every job's matrix, on `pool` when given (else rayon).
+pub fn matmul_batch(
+    pool: Option<&SpinPool>,
+    jobs: &mut [MatmulJob<'_>],
+    x: &[f32],
+    n_tokens: usize,
+) -> Result<()> {
+    if n_tokens == 0 || jobs.is_empty() {
+        return Ok(());
+    }
+    let n_in = x.len() / n_tokens;
+    check_len("matmul input length", mul(n_tokens, n_in)?, x.len())?;
+    for j in jobs.iter() {
+        let w_row = row_size(j.kernels.weight_type(), n_in)?;
+        check_len("matmul weight bytes", mul(j.n_out, w_row)?, j.w.len())?;
+        check_len("matmul output length", mul(n_tokens, j.n_out)?, j.out.len())?;
+    }
+    let work: usize = jobs
+        .iter()
+        .map(|j| j.w.len())
+        .sum::<usize>()
+        .saturating_mul(n_tokens);
+    let parallel = work >= PARALLEL_MIN_WORK;
+
+    // Each token's row quantized once per activation type.
+    let mut acts: Vec<(GgmlType, usize, Vec<u8>)> = Vec::new();
+    for j in jobs.iter() {
+        let ty = j.kernels.act_type();
+        if acts.iter().any(|(t, _, _)| *t == ty) {
+            continue;
+        }
+        let a_row = activation_row_size(ty, n_in)?;
+        let mut buf = vec![0u8; mul(n_tokens, a_row)?];
+        if a_row > 0 {
+            quantize_rows(pool, ty, x, n_in, a_row, &mut buf)?;
+        }
+        acts.push((ty, a_row, buf));
+    }
+
+    // Tasks: (job, first row, rows); results token-major per task in one scratch buffer.
+    let mut tasks = Vec::new();
+    for (ji, j) in jobs.iter().enumerate() {
+        for r0 in (0..j.n_out).step_by(ROWS_PER_TASK) {
+            tasks.push((ji, r0, ROWS_PER_TASK.min(j.n_out - r0)));
+        }
+    }
+    let total: usize = tasks.iter().map(|t| t.2).sum::<usize>() * n_tokens;
+    let mut scratch = vec![0f32; total];
+    let mut parts: Vec<Mutex<&mut [f32]>> = Vec::with_capacity(tasks.len());
+    let mut rest: &mut [f32] = &mut scratch;
+    for t in &tasks {
+        let (head, tail) = rest.split_at_mut(t.2 * n_tokens);
+        parts.push(Mutex::new(head));
+        rest = tail;
+    }
+    let views: Vec<View<'_>> = jobs
+        .iter()
+        .map(|j| {
+            let ty = j.kernels.act_type();
+            let (_, a_row, buf) = acts
+                .iter()
+                .find(|(t, _, _)| *t == ty)
+                .expect("quantized above");
+            let w_row = j.w.len() / j.n_out.max(1);
+            (j.kernels, j.w, w_row, buf.as_slice(), *a_row)
+        })
+        .collect();
+    let run = |k: usize| {
+        let (ji, r0, rows) = tasks[k];
+        let (kernels, w, w_row, acts, a_row) = views[ji];
+        let mut dst = parts[k].lock().unwrap_or_else(|e| e.into_inner());
+        let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
+        for i in 0..rows {
+            let r = r0 + i;
+            let wr = w.get(r * w_row..(r + 1) * w_row).unwrap_or(&[]);
+            let mut t = 0;
+            // Four tokens per pass where a four-row kernel exists (same bits per token).
+            while t + 4 <= n_tokens {
+                match kernels.dot4_unchecked(wr, [act(t), act(t + 1), act(t + 2), act(t + 3)]) {
+                    Some(four) => {
+                        for (q, v) in four.into_iter().enumerate() {
+                            dst[(t + q) * rows + i] = v;
+                        }
+                    }
+                    None => break,
+                }
+                t += 4;
+            }
+            for q in t..n_tokens {
+                dst[q * rows + i] = kernels.dot_unchecked(wr, act(q));
+            }
+        }
+    };
+    match pool {
+        Some(pool) if parallel && pool.size() > 1 => pool.for_each(tasks.len(), &run),
+        _ if parallel => (0..tasks.len()).into_par_iter().for_each(run),
+        _ => (0..tasks.len()).for_each(run),
+    }
+    drop(parts);
+
+    // Contiguous copies: one run of `rows` values per token and task.
+    let mut offset = 0;
+    for &(ji, r0, rows) in &tasks {
+        let part = &scratch[offset..offset + rows * n_tokens];
+        offset += rows * n_tokens;
+        let n_out = jobs[ji].n_out;
+        for (t, src) in part.chunks_exact(rows).enumerate() {
+            jobs[ji].out[t * n_out + r0..t * n_out + r0 + rows].copy_from_slice(src);
+        }
+    }
+    Ok(())
+}
+
+/// `dst: [n_tokens, a_row]` = every `n_in`-wide row of `x` quantized to `ty`.
+fn quantize_rows(
+    pool: Option<&SpinPool>,
+    ty: GgmlType,
+    x: &[f32],
+    n_in: usize,
+    a_row: usize,
+    dst: &mut [u8],
+) -> Result<()> {
+    match pool {
+        Some(pool) => {
+            let rows: Vec<Mutex<&mut [u8]>> = dst.chunks_mut(a_row).map(Mutex::new).collect();
+            let failed = Mutex::new(None);
+            pool.for_each(rows.len(), &|t| {
+                let mut d = rows[t].lock().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = quantize_activation_into(ty, &x[t * n_in..(t + 1) * n_in], &mut d) {
+                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                }
+            });
+            match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        }
+        None => dst
+            .par_chunks_mut(a_row)
+            .zip(x.par_chunks(n_in.max(1)))
+            .with_min_len(8)
+            .try_for_each(|(d, s)| quantize_activation_into(ty, s, d)),
+    }
+}
