@@ -6,7 +6,9 @@
 //!    around the output, every element written, NaN never passes.
 //! 2. Whole model: CUDA logits against `cpu-ref` on synthetic Glimmer files, sequences longer
 //!    than the window, including the real head geometry (head_dim 128, 32 heads, 2 KV heads).
-//! 3. Bandwidth of each kernel on large matrices (timed, not asserted).
+//! 3. The embedding gather (bit-identical to the `_ref` dequantizers), the GPU argmax, and
+//!    the pinned-staging upload (every matrix byte-identical to the file).
+//! 4. Bandwidth of each kernel on large matrices (timed, not asserted).
 
 use std::time::Instant;
 
@@ -194,6 +196,134 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     (pass, fail)
 }
 
+/// Embedding gather against the `_ref` dequantizer, bit for bit: every table type, rows of
+/// several widths, first / middle / last rows, guard values around the output.
+fn embed_parity(cuda: &Cuda) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let stream = cuda.stream();
+    let types = [
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
+        GgmlType::Q8_0,
+        GgmlType::F16,
+        GgmlType::BF16,
+        GgmlType::F32,
+    ];
+    const GUARD: usize = 64;
+    for (ti, &ty) in types.iter().enumerate() {
+        let widths: &[usize] = match ty.block_size() {
+            256 => &[256, 2048, 6656],
+            _ => &[32, 96, 2048, 6656],
+        };
+        for &n in widths {
+            let n_rows = 37;
+            let seed = 0xe3bd_0000 ^ ((ti as u64) << 20) ^ n as u64;
+            let mut rng = Rng(seed | 1);
+            let (table, _) = weights(ty, n, n_rows, &mut rng);
+            let rb = table.len() / n_rows;
+            let td = stream.clone_htod(&table).unwrap();
+            for tok in [0usize, 17, n_rows - 1] {
+                let mut want = vec![0f32; n];
+                muser_quant::dequantize_row(ty, &table[tok * rb..(tok + 1) * rb], &mut want)
+                    .unwrap();
+                let tokd = stream.clone_htod(&[tok as i32]).unwrap();
+                let mut xd = stream
+                    .clone_htod(&vec![-12345.0f32; n + 2 * GUARD])
+                    .unwrap();
+                cuda.embed_gather(
+                    ty,
+                    &td.as_view(),
+                    rb,
+                    &tokd.as_view(),
+                    &mut xd.slice_mut(GUARD..GUARD + n),
+                    n,
+                )
+                .unwrap();
+                let got = stream.clone_dtoh(&xd).unwrap();
+                let guards_ok = got[..GUARD]
+                    .iter()
+                    .chain(&got[GUARD + n..])
+                    .all(|&v| v == -12345.0);
+                let diff = got[GUARD..GUARD + n]
+                    .iter()
+                    .zip(&want)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                if guards_ok && diff == 0 {
+                    pass += 1;
+                } else {
+                    fail += 1;
+                    println!("FAIL embed_gather {ty} n={n} row={tok} seed={seed:#x}: {diff} values differ, guards {guards_ok}");
+                }
+            }
+        }
+    }
+    // Argmax: planted maxima, ties (the first index wins) and a vocabulary-sized row.
+    for (case, n) in [(0u64, 1usize), (1, 1000), (2, 202_048), (3, 262_144)] {
+        let mut rng = Rng(0xa59a_0000 ^ case | 1);
+        let mut v: Vec<f32> = (0..n).map(|_| rng.f()).collect();
+        if n > 100 {
+            let at = n / 3;
+            v[at] = 7.0;
+            v[n - 5] = 7.0;
+        }
+        let want = v
+            .iter()
+            .enumerate()
+            .fold(0, |b, (i, &x)| if x > v[b] { i } else { b });
+        let vd = stream.clone_htod(&v).unwrap();
+        let mut out = stream.alloc_zeros::<u32>(1).unwrap();
+        cuda.argmax_into(&vd.as_view(), n, &mut out).unwrap();
+        let got = stream.clone_dtoh(&out).unwrap()[0] as usize;
+        if got == want {
+            pass += 1;
+        } else {
+            fail += 1;
+            println!("FAIL argmax n={n}: {got} != {want}");
+        }
+    }
+    println!("embed gather (bit-exact vs _ref) and argmax: {pass} pass, {fail} fail");
+    (pass, fail)
+}
+
+/// The pinned-staging upload of a whole model with small staging buffers (every matrix
+/// crosses several chunks, both buffers alternate): every file-layout matrix byte-identical.
+fn upload_check(opts: &CudaOptions, model: &Glimmer) -> (usize, usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let mut seen = Vec::new();
+    let stage = (1 << 20) + 12_345;
+    let rep = dev
+        .upload_model_staged(model, stage, &mut |d, t| seen.push((d, t)))
+        .unwrap();
+    let monotonic = seen.windows(2).all(|w| w[0].0 <= w[1].0)
+        && seen.last().is_some_and(|&(d, t)| d == t && t == rep.bytes);
+    let w = &model.weights;
+    let mut mats = vec![&w.token_embd];
+    for l in &w.layers {
+        mats.extend([&l.attn_q, &l.attn_k, &l.attn_v, &l.ffn_up]);
+    }
+    let (mut same, mut checked) = (0, 0);
+    for m in mats {
+        if let Some(b) = dev.download_weights(m).unwrap() {
+            checked += 1;
+            if b == w.bytes(m) {
+                same += 1;
+            } else {
+                println!("FAIL upload {}: bytes differ", m.name);
+            }
+        }
+    }
+    let again = dev.upload_model(model, &mut |_, _| {}).unwrap();
+    let ok = monotonic && checked > 0 && same == checked && again.matrices == 0;
+    println!(
+        "upload (staging {stage} B): {rep}; {same}/{checked} matrices byte-identical, progress monotonic {monotonic}, second call uploads {} {}",
+        again.matrices,
+        if ok { "ok" } else { "FAIL" }
+    );
+    (usize::from(ok), usize::from(!ok))
+}
+
 fn log_softmax(x: &[f32]) -> Vec<f64> {
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let lse = x.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>().ln() + m;
@@ -263,6 +393,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         let mut kv = oracle.new_cache(64, 0);
         let want = oracle.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
         let gpu = Glimmer::open(&path, Box::new(Cuda::new(cuda_opts).unwrap())).unwrap();
+        if name.starts_with("mid") || name.starts_with("q6k") {
+            let (p, f) = upload_check(cuda_opts, &gpu);
+            pass += p;
+            fail += f;
+        }
         let mut kv = gpu.new_cache(64, 0);
         let t0 = Instant::now();
         let got = gpu.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
@@ -600,7 +735,7 @@ fn main() {
         }
         return;
     }
-    if let Some(path) = arg {
+    if let Some(path) = arg.as_deref().filter(|&a| a != "parity") {
         if available() {
             session_speed(&CudaOptions::default(), &path);
             for d in std::env::args().skip(2).filter_map(|a| a.parse().ok()) {
@@ -621,11 +756,14 @@ fn main() {
         cuda.device_name, cuda.compute_capability.0, cuda.compute_capability.1
     );
     let (p1, f1) = op_parity(&cuda);
+    let (p3, f3) = embed_parity(&cuda);
     let (p2, f2) = model_parity(&opts);
-    bandwidth(&cuda);
-    seg_sweep(&cuda, false);
-    println!("cuda: {} passed, {} failed", p1 + p2, f1 + f2);
-    if f1 + f2 > 0 {
+    if arg.as_deref() != Some("parity") {
+        bandwidth(&cuda);
+        seg_sweep(&cuda, false);
+    }
+    println!("cuda: {} passed, {} failed", p1 + p2 + p3, f1 + f2 + f3);
+    if f1 + f2 + f3 > 0 {
         std::process::exit(1);
     }
 }

@@ -1,7 +1,8 @@
 //! The CUDA backend (cudarc with dynamic loading: the binary builds and runs without a CUDA
 //! toolkit; a machine without a GPU gets a clear error). Kernels are `.cu` sources compiled at
 //! run time with NVRTC for the device's architecture and cached on disk by source hash,
-//! architecture and NVRTC version. Weights are uploaded once, in their quantized form.
+//! architecture and NVRTC version. Weights are uploaded once, in their quantized form, through
+//! pinned staging (`upload.rs`).
 //!
 //! This first stage runs the matrix products on the GPU (every decode and short-batch matmul
 //! of the graph) with f32 activations, so it is held to the exact oracle; the element-wise ops
@@ -40,13 +41,17 @@ const MVQ1_SRC: &str = concat!(
 );
 const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/decode.cu")
+    include_str!("kernels/decode.cu"),
+    include_str!("kernels/gather.cu")
 );
 
+mod gather;
 mod seg;
 mod session;
+mod upload;
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 pub use session::CudaSession;
+pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
 /// Warps per thread block (the kernel's `WARPS`).

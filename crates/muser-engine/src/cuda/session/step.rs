@@ -170,6 +170,20 @@ impl CudaSession<'_> {
         let q8 = kern.is_some();
         let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
         let n_layer = c.n_layer;
+        if let Some(table) = &self.embed {
+            // The token id is the last of the step's parameters.
+            let tok = self.params.slice(1 + 3 * n_layer..);
+            let te = &model.weights.token_embd;
+            cuda.embed_gather(
+                te.ty,
+                &table.as_view(),
+                te.row_bytes(),
+                &tok,
+                &mut self.s.x.as_view_mut(),
+                c.n_embd,
+            )?;
+            self.mark(|| "embed_gather".into())?;
+        }
         self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
