@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -417,6 +417,35 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             whole.extend(sess.step(t).unwrap());
         }
         let secs_whole = t1.elapsed().as_secs_f64();
+        // The grouped attention kernels against the per-head one: the same bits.
+        let chosen = dev.attention();
+        for other in [
+            AttnChoice::PER_HEAD,
+            AttnChoice::grouped(4),
+            AttnChoice::grouped(8),
+        ] {
+            dev.set_attention(other);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut diff = 0usize;
+            for (i, &t) in tokens.iter().enumerate() {
+                let l = s2.step(t).unwrap();
+                diff += l
+                    .iter()
+                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+            }
+            println!(
+                "model {name:20} attention {chosen:?} vs {other:?}: {diff} logits differ {}",
+                if diff == 0 { "ok" } else { "FAIL" }
+            );
+            if diff == 0 {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        dev.set_attention(chosen);
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
         let ok_w = whole.iter().all(|x| x.is_finite())
             && kl_w <= kl_cpu.max(1e-9)
@@ -699,22 +728,35 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
             "MISMATCH"
         }
     );
-    sess.fill_synthetic(depth, 7).unwrap();
-    let n = 16;
-    for _ in 0..2 {
-        sess.step(11).unwrap();
+    drop(sess);
+    // Attention A/B: one query head per block; grouped blocks of 4 heads on the full layers
+    // only (caches longer than the sliding window); the default last.
+    let chosen = dev.attention();
+    let full_only = AttnChoice {
+        heads_per_block: Some(4),
+        min_capacity: c.sliding_window + 1,
+    };
+    for g in [AttnChoice::PER_HEAD, full_only, chosen] {
+        dev.set_attention(g);
+        let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+        sess.fill_synthetic(depth, 7).unwrap();
+        let n = 32;
+        for _ in 0..2 {
+            sess.step_argmax(11).unwrap();
+        }
+        let t = Instant::now();
+        for i in 0..n {
+            sess.step_argmax((i * 13 + 5) as u32).unwrap();
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "decode at depth {depth}, attention {g:?}: {:.2} tok/s ({:.2} ms/token)",
+            n as f64 / s,
+            1e3 * s / n as f64
+        );
+        print_profile(&mut sess, 2);
     }
-    let t = Instant::now();
-    for i in 0..n {
-        sess.step((i * 13 + 5) as u32).unwrap();
-    }
-    let s = t.elapsed().as_secs_f64();
-    println!(
-        "decode at depth {depth}: {:.2} tok/s ({:.1} ms/token)",
-        n as f64 / s,
-        1e3 * s / n as f64
-    );
-    print_profile(&mut sess, 2);
+    dev.set_attention(chosen);
 }
 
 fn main() {
@@ -732,6 +774,16 @@ fn main() {
         // One launch of each segment-kernel variant, to run under `ncu`.
         if available() {
             seg_sweep(&Cuda::new(&CudaOptions::default()).unwrap(), true);
+        }
+        return;
+    }
+    if arg.as_deref() == Some("depth") {
+        // Decode at depths only: `cuda_test depth PATH D1 D2 ...`.
+        let path = std::env::args().nth(2).unwrap_or_default();
+        if available() {
+            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
+                depth_speed(&CudaOptions::default(), &path, d);
+            }
         }
         return;
     }

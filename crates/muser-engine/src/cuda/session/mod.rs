@@ -8,10 +8,13 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, Cuda};
 
+mod attn;
 mod step;
 use crate::error::{Error, Result};
 use crate::model::Glimmer;
 use crate::weights::Matrix;
+pub(crate) use attn::attn_group_kernel;
+pub use attn::AttnChoice;
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
@@ -27,6 +30,11 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "spin_ns",
     "embed_gather",
     "argmax_f32",
+    "attend_group_64_4",
+    "attend_group_64_8",
+    "attend_group_128_4",
+    "attend_group_128_8",
+    "attend_group_256_4",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).
