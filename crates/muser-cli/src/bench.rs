@@ -1,13 +1,27 @@
 //! `muser bench`: llama-bench-style throughput: `pp<N>` (prompt processing) and `tg<N>`
 //! (generation, optionally at a depth), repetitions after a warm-up, median and spread, bytes
-//! read per generated token and the achieved bandwidth.
+//! read per generated token and the achieved bandwidth. On CUDA, tg is greedy with the argmax
+//! taken on the GPU (the logits stay on the device) unless `--host-logits`, and the cache at a
+//! depth can be filled with synthetic KV rows instead of a prefill (`--depth-fill`).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use muser_engine::cuda::{Cuda, CudaSession};
+use muser_engine::Sequence;
 
 use crate::device::{Device, Opened};
+
+/// How the KV cache is filled before the tg tests at a depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DepthFill {
+    /// Run the depth's tokens through the model (token by token on CUDA).
+    Prefill,
+    /// Write deterministic random KV rows straight into the cache (CUDA only): the same
+    /// bytes are read per token as after a prefill, without minutes of prefill at 32k.
+    Synthetic,
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -49,6 +63,13 @@ pub struct Args {
     /// Memory bandwidth to compare decode against, GB/s (e.g. a measured copy bandwidth).
     #[arg(long)]
     bandwidth: Option<f64>,
+    /// How the cache is filled before tg at a depth.
+    #[arg(long, value_enum, default_value_t = DepthFill::Prefill)]
+    depth_fill: DepthFill,
+    /// CUDA tg: copy the logits back every token and take the argmax on the host (default:
+    /// the argmax runs on the GPU and only the token comes back).
+    #[arg(long)]
+    host_logits: bool,
 }
 
 /// Deterministic token ids (xorshift) below `n_vocab`.
@@ -96,6 +117,10 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         .map(|t| t.n_elements())
         .sum();
     let bytes_per_token = model.weights.decode_bytes();
+    anyhow::ensure!(
+        args.depth_fill == DepthFill::Prefill || opened.cuda().is_some(),
+        "--depth-fill synthetic needs --device cuda (the host KV cache has no synthetic fill)"
+    );
     let max_ctx = model.cfg.context_length;
     let reps = args.reps.max(1);
     println!(
@@ -106,13 +131,27 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         opened.device_name(),
         bytes_per_token
     );
+    if opened.cuda().is_some() {
+        println!(
+            "tg: greedy, {}; depth: cache filled by {}; GB/token = weights + KV rows read",
+            if args.host_logits {
+                "logits copied back, argmax on the host"
+            } else {
+                "argmax on the GPU (the logits are not copied back)"
+            },
+            match args.depth_fill {
+                DepthFill::Prefill => "prefill (token by token)",
+                DepthFill::Synthetic => "synthetic KV rows (CudaSession::fill_synthetic)",
+            }
+        );
+    }
     println!(
-        "| {:>14} | {:>12} | {:>10} | {:>10} | {:>9} |",
-        "test", "t/s", "± sd", "GB/s", "of peak"
+        "| {:>14} | {:>12} | {:>10} | {:>9} | {:>10} | {:>9} |",
+        "test", "t/s", "± sd", "GB/token", "GB/s", "of peak"
     );
     println!(
-        "|{:-<16}|{:-<14}|{:-<12}|{:-<12}|{:-<11}|",
-        "", "", "", "", ""
+        "|{:-<16}|{:-<14}|{:-<12}|{:-<11}|{:-<12}|{:-<11}|",
+        "", "", "", "", "", ""
     );
     for &n in args.n_prompt.iter().filter(|&&n| n > 0) {
         anyhow::ensure!(n <= max_ctx, "pp{n} exceeds the context of {max_ctx}");
@@ -128,8 +167,9 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         }
         let (med, sd) = median_and_spread(rates);
         println!(
-            "| {:>14} | {med:>12.2} | {sd:>10.2} | {:>10} | {:>9} |",
+            "| {:>14} | {med:>12.2} | {sd:>10.2} | {:>9} | {:>10} | {:>9} |",
             format!("pp{n}"),
+            "",
             "",
             ""
         );
@@ -140,26 +180,16 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
                 depth + n <= max_ctx,
                 "tg{n} @ d{depth} exceeds the context of {max_ctx}"
             );
-            let mut seq = opened.sequence(depth + n)?;
             let prefix = tokens(depth, n_vocab, 99);
-            let mut rates = Vec::new();
-            for rep in 0..=reps {
-                // Every repetition starts from the same `depth` cached positions.
-                seq.reset()?;
-                if depth > 0 {
-                    seq.feed(&prefix)?;
-                }
-                let toks = tokens(n, n_vocab, 1000 + rep as u64);
-                let t0 = Instant::now();
-                for &t in &toks {
-                    seq.feed(&[t])?;
-                }
-                if rep > 0 {
-                    rates.push(n as f64 / t0.elapsed().as_secs_f64());
-                }
-            }
+            let (rates, bytes) = match opened.cuda() {
+                Some(dev) => tg_cuda(dev, &opened.model, args, depth, n, &prefix)?,
+                None => (
+                    tg_host(&opened, depth, n, reps, &prefix)?,
+                    bytes_per_token as f64,
+                ),
+            };
             let (med, sd) = median_and_spread(rates);
-            let gbs = med * bytes_per_token as f64 / 1e9;
+            let gbs = med * bytes / 1e9;
             let peak = args
                 .bandwidth
                 .map(|b| format!("{:.1} %", 100.0 * gbs / b))
@@ -169,8 +199,132 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
             } else {
                 format!("tg{n}")
             };
-            println!("| {name:>14} | {med:>12.2} | {sd:>10.2} | {gbs:>10.2} | {peak:>9} |");
+            println!(
+                "| {name:>14} | {med:>12.2} | {sd:>10.2} | {:>9.3} | {gbs:>10.2} | {peak:>9} |",
+                bytes / 1e9
+            );
         }
     }
     Ok(())
+}
+
+/// tg rates on a host backend: random tokens after `prefix`, one `feed` each.
+fn tg_host(
+    opened: &Opened,
+    depth: usize,
+    n: usize,
+    reps: usize,
+    prefix: &[u32],
+) -> Result<Vec<f64>> {
+    let n_vocab = opened.model.cfg.n_vocab;
+    let mut seq = opened.sequence(depth + n)?;
+    let mut rates = Vec::new();
+    for rep in 0..=reps {
+        // Every repetition starts from the same `depth` cached positions.
+        seq.reset()?;
+        if depth > 0 {
+            seq.feed(prefix)?;
+        }
+        let toks = tokens(n, n_vocab, 1000 + rep as u64);
+        let t0 = Instant::now();
+        for &t in &toks {
+            seq.feed(&[t])?;
+        }
+        if rep > 0 {
+            rates.push(n as f64 / t0.elapsed().as_secs_f64());
+        }
+    }
+    Ok(rates)
+}
+
+/// tg rates on CUDA, greedy from one start token, and the mean bytes read per token (weights
+/// plus the KV rows attention reads, which grow with the depth).
+fn tg_cuda(
+    dev: &Cuda,
+    model: &muser_engine::Glimmer,
+    args: &Args,
+    depth: usize,
+    n: usize,
+    prefix: &[u32],
+) -> Result<(Vec<f64>, f64)> {
+    let n_vocab = model.cfg.n_vocab;
+    let weights = model.weights.decode_bytes() as f64;
+    let mut sess = CudaSession::new(dev, model, depth + n)?;
+    let (mut rates, mut bytes) = (Vec::new(), weights);
+    for rep in 0..=args.reps.max(1) {
+        sess.reset()?;
+        if depth > 0 {
+            match args.depth_fill {
+                DepthFill::Synthetic => sess.fill_synthetic(depth, 0x5eed + rep as u32)?,
+                DepthFill::Prefill => {
+                    sess.feed(prefix)?;
+                }
+            }
+        }
+        let kv0 = sess.kv_read_bytes();
+        let mut t = tokens(1, n_vocab, 1000 + rep as u64)[0];
+        let t0 = Instant::now();
+        for _ in 0..n {
+            t = if args.host_logits {
+                muser_engine::sampling::argmax(&sess.step(t)?) as u32
+            } else {
+                sess.step_argmax(t)?
+            };
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        bytes = weights + (kv0 + sess.kv_read_bytes()) as f64 / 2.0;
+        if rep > 0 {
+            rates.push(n as f64 / secs);
+        }
+    }
+    Ok((rates, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Args, DepthFill};
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn parses_the_depth_bench_command() {
+        let c = Cmd::try_parse_from([
+            "bench",
+            "-m",
+            "F",
+            "--device",
+            "cuda",
+            "-p",
+            "512",
+            "-n",
+            "128",
+            "-d",
+            "0,4096,32768",
+            "-r",
+            "5",
+            "--depth-fill",
+            "synthetic",
+            "--bandwidth",
+            "4280",
+        ])
+        .unwrap();
+        assert_eq!(c.args.depth_fill, DepthFill::Synthetic);
+        assert_eq!(c.args.depth, vec![0, 4096, 32768]);
+        assert!(!c.args.host_logits);
+        let c = Cmd::try_parse_from(["bench", "--host-logits"]).unwrap();
+        assert_eq!(c.args.depth_fill, DepthFill::Prefill);
+        assert!(c.args.host_logits);
+        assert!(Cmd::try_parse_from(["bench", "--depth-fill", "zeros"]).is_err());
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(super::median_and_spread(vec![3.0, 1.0, 2.0]).0, 2.0);
+        assert_eq!(super::median_and_spread(vec![4.0, 1.0, 3.0, 2.0]).0, 3.0);
+    }
 }

@@ -87,7 +87,19 @@ impl Opened {
         };
         let model =
             Glimmer::open(path, host).with_context(|| format!("loading {}", path.display()))?;
+        if let Some(dev) = &cuda {
+            let ordinal = match device {
+                Device::Cuda(n) => n,
+                _ => 0,
+            };
+            upload(dev, &model, ordinal)?;
+        }
         Ok(Opened { model, cuda })
+    }
+
+    /// The CUDA device, when the model runs on one.
+    pub fn cuda(&self) -> Option<&Cuda> {
+        self.cuda.as_ref()
     }
 
     /// A new sequence holding up to `max_positions` positions.
@@ -105,6 +117,25 @@ impl Opened {
             None => self.model.backend().name(),
         }
     }
+}
+
+/// Uploads every weight matrix once, with a progress bar, and reports the rate and VRAM.
+fn upload(dev: &Cuda, model: &Glimmer, ordinal: usize) -> Result<()> {
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(
+            "uploading weights {bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+        )
+        .context("progress bar template")?,
+    );
+    let report = dev
+        .upload_model(model, &mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        })
+        .with_context(|| format!("uploading the weights to cuda:{ordinal}"))?;
+    bar.finish_and_clear();
+    eprintln!("cuda:{ordinal}: {report}");
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,12 +6,14 @@
 //!    around the output, every element written, NaN never passes.
 //! 2. Whole model: CUDA logits against `cpu-ref` on synthetic Glimmer files, sequences longer
 //!    than the window, including the real head geometry (head_dim 128, 32 heads, 2 KV heads).
-//! 3. Bandwidth of each kernel on large matrices (timed, not asserted).
+//! 3. The embedding gather (bit-identical to the `_ref` dequantizers), the GPU argmax, and
+//!    the pinned-staging upload (every matrix byte-identical to the file).
+//! 4. Bandwidth of each kernel on large matrices (timed, not asserted).
 
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -194,6 +196,134 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     (pass, fail)
 }
 
+/// Embedding gather against the `_ref` dequantizer, bit for bit: every table type, rows of
+/// several widths, first / middle / last rows, guard values around the output.
+fn embed_parity(cuda: &Cuda) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let stream = cuda.stream();
+    let types = [
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
+        GgmlType::Q8_0,
+        GgmlType::F16,
+        GgmlType::BF16,
+        GgmlType::F32,
+    ];
+    const GUARD: usize = 64;
+    for (ti, &ty) in types.iter().enumerate() {
+        let widths: &[usize] = match ty.block_size() {
+            256 => &[256, 2048, 6656],
+            _ => &[32, 96, 2048, 6656],
+        };
+        for &n in widths {
+            let n_rows = 37;
+            let seed = 0xe3bd_0000 ^ ((ti as u64) << 20) ^ n as u64;
+            let mut rng = Rng(seed | 1);
+            let (table, _) = weights(ty, n, n_rows, &mut rng);
+            let rb = table.len() / n_rows;
+            let td = stream.clone_htod(&table).unwrap();
+            for tok in [0usize, 17, n_rows - 1] {
+                let mut want = vec![0f32; n];
+                muser_quant::dequantize_row(ty, &table[tok * rb..(tok + 1) * rb], &mut want)
+                    .unwrap();
+                let tokd = stream.clone_htod(&[tok as i32]).unwrap();
+                let mut xd = stream
+                    .clone_htod(&vec![-12345.0f32; n + 2 * GUARD])
+                    .unwrap();
+                cuda.embed_gather(
+                    ty,
+                    &td.as_view(),
+                    rb,
+                    &tokd.as_view(),
+                    &mut xd.slice_mut(GUARD..GUARD + n),
+                    n,
+                )
+                .unwrap();
+                let got = stream.clone_dtoh(&xd).unwrap();
+                let guards_ok = got[..GUARD]
+                    .iter()
+                    .chain(&got[GUARD + n..])
+                    .all(|&v| v == -12345.0);
+                let diff = got[GUARD..GUARD + n]
+                    .iter()
+                    .zip(&want)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                if guards_ok && diff == 0 {
+                    pass += 1;
+                } else {
+                    fail += 1;
+                    println!("FAIL embed_gather {ty} n={n} row={tok} seed={seed:#x}: {diff} values differ, guards {guards_ok}");
+                }
+            }
+        }
+    }
+    // Argmax: planted maxima, ties (the first index wins) and a vocabulary-sized row.
+    for (case, n) in [(0u64, 1usize), (1, 1000), (2, 202_048), (3, 262_144)] {
+        let mut rng = Rng(0xa59a_0000 ^ case | 1);
+        let mut v: Vec<f32> = (0..n).map(|_| rng.f()).collect();
+        if n > 100 {
+            let at = n / 3;
+            v[at] = 7.0;
+            v[n - 5] = 7.0;
+        }
+        let want = v
+            .iter()
+            .enumerate()
+            .fold(0, |b, (i, &x)| if x > v[b] { i } else { b });
+        let vd = stream.clone_htod(&v).unwrap();
+        let mut out = stream.alloc_zeros::<u32>(1).unwrap();
+        cuda.argmax_into(&vd.as_view(), n, &mut out).unwrap();
+        let got = stream.clone_dtoh(&out).unwrap()[0] as usize;
+        if got == want {
+            pass += 1;
+        } else {
+            fail += 1;
+            println!("FAIL argmax n={n}: {got} != {want}");
+        }
+    }
+    println!("embed gather (bit-exact vs _ref) and argmax: {pass} pass, {fail} fail");
+    (pass, fail)
+}
+
+/// The pinned-staging upload of a whole model with small staging buffers (every matrix
+/// crosses several chunks, both buffers alternate): every file-layout matrix byte-identical.
+fn upload_check(opts: &CudaOptions, model: &Glimmer) -> (usize, usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let mut seen = Vec::new();
+    let stage = (1 << 20) + 12_345;
+    let rep = dev
+        .upload_model_staged(model, stage, &mut |d, t| seen.push((d, t)))
+        .unwrap();
+    let monotonic = seen.windows(2).all(|w| w[0].0 <= w[1].0)
+        && seen.last().is_some_and(|&(d, t)| d == t && t == rep.bytes);
+    let w = &model.weights;
+    let mut mats = vec![&w.token_embd];
+    for l in &w.layers {
+        mats.extend([&l.attn_q, &l.attn_k, &l.attn_v, &l.ffn_up]);
+    }
+    let (mut same, mut checked) = (0, 0);
+    for m in mats {
+        if let Some(b) = dev.download_weights(m).unwrap() {
+            checked += 1;
+            if b == w.bytes(m) {
+                same += 1;
+            } else {
+                println!("FAIL upload {}: bytes differ", m.name);
+            }
+        }
+    }
+    let again = dev.upload_model(model, &mut |_, _| {}).unwrap();
+    let ok = monotonic && checked > 0 && same == checked && again.matrices == 0;
+    println!(
+        "upload (staging {stage} B): {rep}; {same}/{checked} matrices byte-identical, progress monotonic {monotonic}, second call uploads {} {}",
+        again.matrices,
+        if ok { "ok" } else { "FAIL" }
+    );
+    (usize::from(ok), usize::from(!ok))
+}
+
 fn log_softmax(x: &[f32]) -> Vec<f64> {
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let lse = x.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>().ln() + m;
@@ -263,6 +393,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         let mut kv = oracle.new_cache(64, 0);
         let want = oracle.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
         let gpu = Glimmer::open(&path, Box::new(Cuda::new(cuda_opts).unwrap())).unwrap();
+        if name.starts_with("mid") || name.starts_with("q6k") {
+            let (p, f) = upload_check(cuda_opts, &gpu);
+            pass += p;
+            fail += f;
+        }
         let mut kv = gpu.new_cache(64, 0);
         let t0 = Instant::now();
         let got = gpu.forward(&mut kv, &tokens, LogitsFor::All).unwrap();
@@ -282,6 +417,35 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             whole.extend(sess.step(t).unwrap());
         }
         let secs_whole = t1.elapsed().as_secs_f64();
+        // The grouped attention kernels against the per-head one: the same bits.
+        let chosen = dev.attention();
+        for other in [
+            AttnChoice::PER_HEAD,
+            AttnChoice::grouped(4),
+            AttnChoice::grouped(8),
+        ] {
+            dev.set_attention(other);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut diff = 0usize;
+            for (i, &t) in tokens.iter().enumerate() {
+                let l = s2.step(t).unwrap();
+                diff += l
+                    .iter()
+                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+            }
+            println!(
+                "model {name:20} attention {chosen:?} vs {other:?}: {diff} logits differ {}",
+                if diff == 0 { "ok" } else { "FAIL" }
+            );
+            if diff == 0 {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        dev.set_attention(chosen);
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
         let ok_w = whole.iter().all(|x| x.is_finite())
             && kl_w <= kl_cpu.max(1e-9)
@@ -564,22 +728,35 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
             "MISMATCH"
         }
     );
-    sess.fill_synthetic(depth, 7).unwrap();
-    let n = 16;
-    for _ in 0..2 {
-        sess.step(11).unwrap();
+    drop(sess);
+    // Attention A/B: one query head per block; grouped blocks of 4 heads on the full layers
+    // only (caches longer than the sliding window); the default last.
+    let chosen = dev.attention();
+    let full_only = AttnChoice {
+        heads_per_block: Some(4),
+        min_capacity: c.sliding_window + 1,
+    };
+    for g in [AttnChoice::PER_HEAD, full_only, chosen] {
+        dev.set_attention(g);
+        let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+        sess.fill_synthetic(depth, 7).unwrap();
+        let n = 32;
+        for _ in 0..2 {
+            sess.step_argmax(11).unwrap();
+        }
+        let t = Instant::now();
+        for i in 0..n {
+            sess.step_argmax((i * 13 + 5) as u32).unwrap();
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "decode at depth {depth}, attention {g:?}: {:.2} tok/s ({:.2} ms/token)",
+            n as f64 / s,
+            1e3 * s / n as f64
+        );
+        print_profile(&mut sess, 2);
     }
-    let t = Instant::now();
-    for i in 0..n {
-        sess.step((i * 13 + 5) as u32).unwrap();
-    }
-    let s = t.elapsed().as_secs_f64();
-    println!(
-        "decode at depth {depth}: {:.2} tok/s ({:.1} ms/token)",
-        n as f64 / s,
-        1e3 * s / n as f64
-    );
-    print_profile(&mut sess, 2);
+    dev.set_attention(chosen);
 }
 
 fn main() {
@@ -600,7 +777,17 @@ fn main() {
         }
         return;
     }
-    if let Some(path) = arg {
+    if arg.as_deref() == Some("depth") {
+        // Decode at depths only: `cuda_test depth PATH D1 D2 ...`.
+        let path = std::env::args().nth(2).unwrap_or_default();
+        if available() {
+            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
+                depth_speed(&CudaOptions::default(), &path, d);
+            }
+        }
+        return;
+    }
+    if let Some(path) = arg.as_deref().filter(|&a| a != "parity") {
         if available() {
             session_speed(&CudaOptions::default(), &path);
             for d in std::env::args().skip(2).filter_map(|a| a.parse().ok()) {
@@ -621,11 +808,14 @@ fn main() {
         cuda.device_name, cuda.compute_capability.0, cuda.compute_capability.1
     );
     let (p1, f1) = op_parity(&cuda);
+    let (p3, f3) = embed_parity(&cuda);
     let (p2, f2) = model_parity(&opts);
-    bandwidth(&cuda);
-    seg_sweep(&cuda, false);
-    println!("cuda: {} passed, {} failed", p1 + p2, f1 + f2);
-    if f1 + f2 > 0 {
+    if arg.as_deref() != Some("parity") {
+        bandwidth(&cuda);
+        seg_sweep(&cuda, false);
+    }
+    println!("cuda: {} passed, {} failed", p1 + p2 + p3, f1 + f2 + f3);
+    if f1 + f2 + f3 > 0 {
         std::process::exit(1);
     }
 }

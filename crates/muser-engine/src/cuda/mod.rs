@@ -1,7 +1,8 @@
 //! The CUDA backend (cudarc with dynamic loading: the binary builds and runs without a CUDA
 //! toolkit; a machine without a GPU gets a clear error). Kernels are `.cu` sources compiled at
 //! run time with NVRTC for the device's architecture and cached on disk by source hash,
-//! architecture and NVRTC version. Weights are uploaded once, in their quantized form.
+//! architecture and NVRTC version. Weights are uploaded once, in their quantized form, through
+//! pinned staging (`upload.rs`).
 //!
 //! This first stage runs the matrix products on the GPU (every decode and short-batch matmul
 //! of the graph) with f32 activations, so it is held to the exact oracle; the element-wise ops
@@ -40,13 +41,18 @@ const MVQ1_SRC: &str = concat!(
 );
 const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/decode.cu")
+    include_str!("kernels/decode.cu"),
+    include_str!("kernels/gather.cu"),
+    include_str!("kernels/attend_group.cu")
 );
 
+mod gather;
 mod seg;
 mod session;
+mod upload;
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
-pub use session::CudaSession;
+pub use session::{AttnChoice, CudaSession};
+pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
 /// Warps per thread block (the kernel's `WARPS`).
@@ -99,6 +105,9 @@ pub struct Cuda {
     /// The segment kernel one-token Q4_K/Q6_K products use (`None`: the older per-matrix
     /// kernels of `q8act.cu`, kept for comparison).
     one_token: Mutex<Option<SegKernel>>,
+    /// Which attention kernel each layer gets (grouped `attend_group_*` or per-head
+    /// `attend_split_*`), settable for A/B measurements.
+    attn: Mutex<AttnChoice>,
     /// The decode-step kernels of `decode.cu`, by name.
     decode: HashMap<&'static str, CudaFunction>,
     /// Reused int8-activation buffers (quants, scales, sums), grown on demand: allocating
@@ -200,6 +209,7 @@ impl Cuda {
             quantize,
             seg,
             one_token: Mutex::new(Some(SegKernel::default())),
+            attn: Mutex::new(AttnChoice::default()),
             decode,
             q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
@@ -364,6 +374,17 @@ impl Cuda {
     /// Chooses the one-token kernel (for A/B measurements).
     pub fn set_one_token_kernel(&self, k: Option<SegKernel>) {
         *self.one_token.lock().unwrap_or_else(|e| e.into_inner()) = k;
+    }
+
+    /// Which attention kernel each layer gets.
+    pub fn attention(&self) -> AttnChoice {
+        *self.attn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Chooses the attention kernels (for A/B measurements). Read when a session queues its
+    /// kernels (its first two steps: a captured graph keeps the choice).
+    pub fn set_attention(&self, a: AttnChoice) {
+        *self.attn.lock().unwrap_or_else(|e| e.into_inner()) = a;
     }
 
     /// Queues a kernel that keeps the GPU busy for `ns` nanoseconds, so that the launches

@@ -1,5 +1,6 @@
-//! A single sequence decoded entirely on the GPU: the embedding row goes up, the logits come
-//! down, and every op of the Glimmer token in between runs as kernels on one stream, with the
+//! A single sequence decoded entirely on the GPU: the token id goes up (in the step's
+//! parameters, read by the embedding gather), the logits (or only their argmax) come down,
+//! and every op of the Glimmer token in between runs as kernels on one stream, with the
 //! KV cache in device memory (f16 rings with explicit origins for sliding layers, f16 planes
 //! for full layers: 1,024 bytes per cached row of a layer in the real model). Held to the same parity bar as the matmul-only stage.
 
@@ -7,10 +8,13 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{cuda_err, Cuda};
 
+mod attn;
 mod step;
 use crate::error::{Error, Result};
 use crate::model::Glimmer;
 use crate::weights::Matrix;
+pub(crate) use attn::attn_group_kernel;
+pub use attn::AttnChoice;
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
@@ -24,6 +28,13 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "scale_softcap",
     "fill_random_f16",
     "spin_ns",
+    "embed_gather",
+    "argmax_f32",
+    "attend_group_64_4",
+    "attend_group_64_8",
+    "attend_group_128_4",
+    "attend_group_128_8",
+    "attend_group_256_4",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).
@@ -97,8 +108,14 @@ pub struct CudaSession<'m> {
     layers: Vec<LayerState>,
     output_norm: CudaSlice<f32>,
     s: Scratch,
-    /// Per-step values the kernels read from device memory: `[pos, (slot, first, n) per layer]`.
+    /// Per-step values the kernels read from device memory:
+    /// `[pos, (slot, first, n) per layer, token]`.
     params: CudaSlice<i32>,
+    /// The embedding table on the device, when the gather kernel handles its type (else the
+    /// row is dequantized on the host and uploaded each step).
+    embed: Option<std::sync::Arc<CudaSlice<u8>>>,
+    /// The greedy token of the last `step_argmax`.
+    argmax: CudaSlice<u32>,
     /// The step's kernels captured once (after a warm-up step) and replayed every token.
     graph: Option<cudarc::driver::CudaGraph>,
     steps: usize,
@@ -149,34 +166,18 @@ impl<'m> CudaSession<'m> {
             st.alloc_zeros::<u16>(n.max(1))
                 .map_err(cuda_err("allocating the KV cache"))
         };
-        // Each matrix in the layout its kernel reads: Q6_K split for the segment kernels.
-        let fused = c.n_embd % 256 == 0
-            && c.q_dim() % 256 == 0
-            && c.n_ff % 256 == 0
-            && c.head_dim % 32 == 0;
-        let split = fused && cuda.one_token_kernel().is_some();
-        let upload = |m: &Matrix| -> Result<()> {
-            if split && m.ty == muser_gguf::GgmlType::Q6_K {
-                cuda.device_q6k_split(&model.weights, m)?;
-            } else {
-                cuda.device_weights(&model.weights, m)?;
-            }
-            Ok(())
+        // Every matrix in the layout its kernel reads (Q6_K split for the segment kernels),
+        // through pinned staging; nothing when `Cuda::upload_model` already ran.
+        let fused = super::upload::fused_dims(c);
+        cuda.upload_model(model, &mut |_, _| {})?;
+        let te = &model.weights.token_embd;
+        let embed = if Cuda::embed_supported(te.ty) {
+            Some(cuda.device_weights(&model.weights, te)?)
+        } else {
+            None
         };
         let mut layers = Vec::with_capacity(c.n_layer);
         for (l, w) in model.weights.layers.iter().enumerate() {
-            for m in [
-                &w.attn_q,
-                &w.attn_k,
-                &w.attn_v,
-                &w.attn_gate,
-                &w.attn_output,
-                &w.ffn_gate,
-                &w.ffn_up,
-                &w.ffn_down,
-            ] {
-                upload(m)?;
-            }
             let cap = if c.sliding[l] {
                 c.sliding_window.min(max_positions)
             } else {
@@ -202,7 +203,6 @@ impl<'m> CudaSession<'m> {
                 },
             });
         }
-        upload(&model.weights.output)?;
         let s = Scratch {
             x: zeros(c.n_embd)?,
             h: zeros(c.n_embd)?,
@@ -218,7 +218,7 @@ impl<'m> CudaSession<'m> {
             partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
         };
         let params = st
-            .alloc_zeros::<i32>(1 + 3 * c.n_layer)
+            .alloc_zeros::<i32>(2 + 3 * c.n_layer)
             .map_err(cuda_err("allocating"))?;
         Ok(CudaSession {
             cuda,
@@ -227,6 +227,8 @@ impl<'m> CudaSession<'m> {
             output_norm: up(&model.weights.output_norm)?,
             s,
             params,
+            embed,
+            argmax: st.alloc_zeros::<u32>(1).map_err(cuda_err("allocating"))?,
             graph: None,
             steps: 0,
             next: 0,
@@ -279,6 +281,16 @@ impl<'m> CudaSession<'m> {
         }
         self.next = depth;
         Ok(())
+    }
+
+    /// Bytes of KV cache the next step's attention reads (K and V rows of every layer's
+    /// window, f16), for bandwidth reports at depth.
+    pub fn kv_read_bytes(&self) -> usize {
+        let kv_dim = self.model.cfg.kv_dim();
+        self.layers
+            .iter()
+            .map(|l| 2 * 2 * kv_dim * (l.place.len + 1).min(l.place.window))
+            .sum()
     }
 
     /// Positions processed so far.
@@ -342,6 +354,31 @@ impl CudaSession<'_> {
     /// The first step runs the kernels directly (it also sizes every scratch buffer); the
     /// second captures them as a CUDA graph, which every later step replays.
     pub fn step(&mut self, token: u32) -> Result<Vec<f32>> {
+        self.run(token)?;
+        self.cuda
+            .stream()
+            .clone_dtoh(&self.s.logits)
+            .map_err(cuda_err("copying logits back"))
+    }
+
+    /// Runs one token like `step` and returns the greedy next token, computed on the GPU:
+    /// only 4 bytes come back instead of the logits (for benchmarks; `step` is the path of
+    /// normal generation).
+    pub fn step_argmax(&mut self, token: u32) -> Result<u32> {
+        self.run(token)?;
+        let n_vocab = self.model.cfg.n_vocab;
+        self.cuda
+            .argmax_into(&self.s.logits.as_view(), n_vocab, &mut self.argmax)?;
+        let out = self
+            .cuda
+            .stream()
+            .clone_dtoh(&self.argmax)
+            .map_err(cuda_err("copying the argmax back"))?;
+        Ok(out[0])
+    }
+
+    /// Queues one token at the next position (the graph, or its kernels on the first step).
+    fn run(&mut self, token: u32) -> Result<()> {
         let pos = self.prepare(token)?;
         let st = self.cuda.stream().clone();
         match (&self.graph, self.steps) {
@@ -362,12 +399,9 @@ impl CudaSession<'_> {
                 self.graph = Some(g);
             }
         }
-        let out = st
-            .clone_dtoh(&self.s.logits)
-            .map_err(cuda_err("copying logits back"))?;
         self.steps += 1;
         self.next = pos + 1;
-        Ok(out)
+        Ok(())
     }
 
     /// Runs one token like `step`, but kernel by kernel (no graph) with an event after each,
@@ -410,7 +444,8 @@ impl CudaSession<'_> {
         mark(self.cuda, &self.prof, 0, label)
     }
 
-    /// Uploads the token's embedding row and the step's ring parameters; returns the position.
+    /// Uploads the step's parameters (position, ring placement, token) and, when the gather
+    /// kernel cannot read the table, the token's embedding row; returns the position.
     fn prepare(&mut self, token: u32) -> Result<usize> {
         let (cuda, model) = (self.cuda, self.model);
         let c = &model.cfg;
@@ -428,15 +463,17 @@ impl CudaSession<'_> {
             });
         }
         let st = cuda.stream().clone();
-        // The embedding row is dequantized on the host (one row, exactly as the oracle does).
-        let mut row = vec![0f32; c.n_embd];
-        model
-            .weights
-            .dequantize_row(&model.weights.token_embd, token as usize, &mut row)?;
-        st.memcpy_htod(&row, &mut self.s.x)
-            .map_err(cuda_err("uploading the embedding"))?;
+        if self.embed.is_none() {
+            // Dequantized on the host (one row, exactly as the oracle does).
+            let mut row = vec![0f32; c.n_embd];
+            model
+                .weights
+                .dequantize_row(&model.weights.token_embd, token as usize, &mut row)?;
+            st.memcpy_htod(&row, &mut self.s.x)
+                .map_err(cuda_err("uploading the embedding"))?;
+        }
         // Ring placement by explicit origins, then the step's parameters to the device.
-        let mut params = Vec::with_capacity(1 + 3 * c.n_layer);
+        let mut params = Vec::with_capacity(2 + 3 * c.n_layer);
         params.push(pos as i32);
         for lay in &mut self.layers {
             let slot = lay.place.append(pos);
@@ -446,6 +483,7 @@ impl CudaSession<'_> {
                 lay.place.len as i32,
             ]);
         }
+        params.push(token as i32);
         st.memcpy_htod(&params, &mut self.params)
             .map_err(cuda_err("uploading step parameters"))?;
         Ok(pos)

@@ -1,8 +1,9 @@
 //! The kernels of one decode step, in order, on the session's stream (what the CUDA graph
 //! captures). Ten launches per layer: the norm tail (residual + post-norm, next norm, int8
 //! quantization) as one kernel, Q/K/V/gate as one segment matvec, QK-norm + RoPE + KV store,
-//! split-K attention and its merge (+ sigmoid gate + quantization), the output projection,
-//! the next norm tail, FFN gate/up as one segment matvec, SwiGLU (+ quantization), down.
+//! split-K attention (grouped: the query heads of a KV group share each row load) and its
+//! merge (+ sigmoid gate + quantization), the output projection, the next norm tail, FFN
+//! gate/up as one segment matvec, SwiGLU (+ quantization), down.
 //! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead.
 
 use std::sync::Arc;
@@ -170,6 +171,21 @@ impl CudaSession<'_> {
         let q8 = kern.is_some();
         let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
         let n_layer = c.n_layer;
+        let attn = cuda.attention();
+        if let Some(table) = &self.embed {
+            // The token id is the last of the step's parameters.
+            let tok = self.params.slice(1 + 3 * n_layer..);
+            let te = &model.weights.token_embd;
+            cuda.embed_gather(
+                te.ty,
+                &table.as_view(),
+                te.row_bytes(),
+                &tok,
+                &mut self.s.x.as_view_mut(),
+                c.n_embd,
+            )?;
+            self.mark(|| "embed_gather".into())?;
+        }
         self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
@@ -232,20 +248,31 @@ impl CudaSession<'_> {
                 Arg::I(lay.place.capacity as i32),
                 Arg::F(c.attn_scale()),
             ];
+            // Grouped (GT query heads of a KV group per block) or one head per block.
+            let group = super::attn_group_kernel(
+                attn.for_capacity(lay.place.capacity),
+                c.n_head,
+                c.n_head_kv,
+                c.head_dim,
+            );
+            let (name, blocks) = match group {
+                Some((name, gt)) => (name, c.n_head / gt),
+                None => match c.head_dim {
+                    64 => ("attend_split_64", c.n_head),
+                    128 => ("attend_split_128", c.n_head),
+                    _ => ("attend_split_256", c.n_head),
+                },
+            };
             let cfg = LaunchConfig {
-                grid_dim: (c.n_head as u32, n_split as u32, 1),
+                grid_dim: (blocks as u32, n_split as u32, 1),
                 block_dim: (128, 1, 1),
                 shared_mem_bytes: 0,
             };
             // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
-            // window read from `params` lies within the cache.
-            let name = match c.head_dim {
-                64 => "attend_split_64",
-                128 => "attend_split_128",
-                _ => "attend_split_256",
-            };
+            // window read from `params` lies within the cache; a grouped block's heads
+            // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv).
             unsafe { launch(cuda, name, cfg, &args)? };
-            self.mark(|| "attend_split".into())?;
+            self.mark(|| name.into())?;
             let [qa, da, sa] = self.q8_args(q8);
             let args = [
                 Arg::P(ptr(&self.s.partials, &st)),

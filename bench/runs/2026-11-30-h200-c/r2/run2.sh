@@ -1,0 +1,10 @@
+#!/bin/bash
+# cuda-deliver r2: grouped attention (query heads of a KV group per block). Parity (incl.
+# grouped vs per-head bit identity), depth A/B of the attention kernels, then the full bench.
+P=.device/deliver
+( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
+SYN=$!
+( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
+wait $SYN
+( time timeout 150 $P/cuda_test depth /tmp/g30.gguf 0 4096 32768 131072 ) > $OUT/depth.log 2>&1; echo "depth rc $?" >> $OUT/rc.txt
+( time timeout 200 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512 -n 128 -d 0,4096,32768 -r 5 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt

@@ -1,0 +1,123 @@
+//! Which split-K attention kernel a layer gets: one query head per block (`attend_split_*`)
+//! or 4-8 query heads of one KV group per block (`attend_group_*`), by cache capacity.
+
+/// Which attention kernel a layer's cache gets: grouped blocks of up to `heads_per_block`
+/// query heads of one KV group for caches of at least `min_capacity` rows, one head per block
+/// otherwise (and always when `heads_per_block` is `None`).
+///
+/// Measured on the H200 (30B synthetic; bench/runs/2026-11-30-h200-c r2, r3): grouped blocks
+/// of 4 or 8 heads on every layer took attention from 39.9 to 26.8-27.2 µs per layer at
+/// depth 32,768 and from 141 to 73 µs at 131,072, but from 7.7 to 15.8-18.7 µs at depth 0
+/// and 15.4 to 17.2-18.6 µs at 4,096: short caches have too few split-K blocks to fill the
+/// GPU once 4-8 heads share one (4 and 8 heads tie at depth; 4 makes twice the blocks).
+/// Grouped on the full layers only (the sliding ones hold 2,048 rows): 149.8 → 154.3 tok/s at
+/// depth 8,192, 140.8 → 148.8 at 16,384, 125.4 → 140.6 at 32,768, 69.5 → 93.5 at 131,072.
+/// Hence 4 heads from 8,192 rows (not measured between 4,224 and 8,256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttnChoice {
+    pub heads_per_block: Option<usize>,
+    pub min_capacity: usize,
+}
+
+impl Default for AttnChoice {
+    fn default() -> Self {
+        AttnChoice {
+            heads_per_block: Some(4),
+            min_capacity: 8_192,
+        }
+    }
+}
+
+impl AttnChoice {
+    /// One query head per block everywhere (`attend_split_*`).
+    pub const PER_HEAD: AttnChoice = AttnChoice {
+        heads_per_block: None,
+        min_capacity: 0,
+    };
+
+    /// Grouped blocks of up to `heads` query heads on every layer.
+    pub const fn grouped(heads: usize) -> AttnChoice {
+        AttnChoice {
+            heads_per_block: Some(heads),
+            min_capacity: 0,
+        }
+    }
+
+    /// The heads-per-block preference for a layer whose cache holds `capacity` rows.
+    pub(crate) fn for_capacity(&self, capacity: usize) -> Option<usize> {
+        self.heads_per_block
+            .filter(|_| capacity >= self.min_capacity)
+    }
+}
+
+/// The grouped attention kernel for a preference of at most `pref` query heads per block:
+/// its name and heads per block, or `None` when the heads of a KV group do not split into
+/// compiled sizes (8 for head_dim ≤ 128, 4 for any; the per-head kernel then runs).
+pub(crate) fn attn_group_kernel(
+    pref: Option<usize>,
+    n_head: usize,
+    n_head_kv: usize,
+    head_dim: usize,
+) -> Option<(&'static str, usize)> {
+    let pref = pref?;
+    if n_head_kv == 0 || n_head % n_head_kv != 0 {
+        return None;
+    }
+    let g = n_head / n_head_kv;
+    let gt = [8, 4]
+        .into_iter()
+        .find(|&t| t <= pref && g % t == 0 && (t == 4 || head_dim <= 128))?;
+    let name = match (head_dim, gt) {
+        (64, 4) => "attend_group_64_4",
+        (64, 8) => "attend_group_64_8",
+        (128, 4) => "attend_group_128_4",
+        (128, 8) => "attend_group_128_8",
+        (256, 4) => "attend_group_256_4",
+        _ => return None,
+    };
+    Some((name, gt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{attn_group_kernel, AttnChoice};
+
+    #[test]
+    fn grouped_attention_only_for_long_caches_by_default() {
+        let d = AttnChoice::default();
+        assert_eq!(d.for_capacity(2048), None);
+        assert_eq!(d.for_capacity(4224), None);
+        assert_eq!(d.for_capacity(8256), Some(4));
+        assert_eq!(d.for_capacity(32_832), Some(4));
+        assert_eq!(AttnChoice::PER_HEAD.for_capacity(1 << 20), None);
+        assert_eq!(AttnChoice::grouped(8).for_capacity(1), Some(8));
+    }
+
+    #[test]
+    fn grouped_attention_picks_a_compiled_size_or_none() {
+        // The real model: 32 heads, 2 KV heads (16 per group), head_dim 128.
+        assert_eq!(
+            attn_group_kernel(Some(8), 32, 2, 128),
+            Some(("attend_group_128_8", 8))
+        );
+        assert_eq!(
+            attn_group_kernel(Some(4), 32, 2, 128),
+            Some(("attend_group_128_4", 4))
+        );
+        assert_eq!(attn_group_kernel(None, 32, 2, 128), None);
+        // 4 heads per group: 4; head_dim 256 never takes 8.
+        assert_eq!(
+            attn_group_kernel(Some(8), 8, 2, 64),
+            Some(("attend_group_64_4", 4))
+        );
+        assert_eq!(
+            attn_group_kernel(Some(8), 16, 1, 256),
+            Some(("attend_group_256_4", 4))
+        );
+        // Groups of 1 or 2 heads, or an unknown head size: the per-head kernel.
+        assert_eq!(attn_group_kernel(Some(8), 4, 2, 64), None);
+        assert_eq!(attn_group_kernel(Some(8), 4, 4, 64), None);
+        assert_eq!(attn_group_kernel(Some(8), 16, 1, 96), None);
+        assert_eq!(attn_group_kernel(Some(8), 16, 0, 128), None);
+    }
+}
