@@ -713,7 +713,7 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
     let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
     let c = &model.cfg;
     let cap = depth + 64;
-    let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+    let sess = CudaSession::new(&dev, &model, cap).unwrap();
     let n_sliding = c.sliding.iter().filter(|&&s| s).count();
     let expect = (n_sliding * c.sliding_window.min(cap) + (c.n_layer - n_sliding) * cap)
         * c.kv_dim()
@@ -789,9 +789,9 @@ fn main() {
     }
     if let Some(path) = arg.as_deref().filter(|&a| a != "parity") {
         if available() {
-            session_speed(&CudaOptions::default(), &path);
+            session_speed(&CudaOptions::default(), path);
             for d in std::env::args().skip(2).filter_map(|a| a.parse().ok()) {
-                depth_speed(&CudaOptions::default(), &path, d);
+                depth_speed(&CudaOptions::default(), path, d);
             }
         }
         return;
