@@ -63,6 +63,7 @@ fn main() {
                 max_tokens: tokens,
                 stop_tokens: vec![],
                 logprobs: None,
+                constraint: None,
                 sink: Box::new(Sink(i, tx.clone())),
             })
             .unwrap();

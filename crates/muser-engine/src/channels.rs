@@ -71,6 +71,14 @@ impl Default for ChannelParser {
 }
 
 impl ChannelParser {
+    /// The channel of the message body being generated, if in a body (not a header).
+    pub fn body_channel(&self) -> Option<&Channel> {
+        match &self.state {
+            State::Body(c) => Some(c),
+            State::Header(_) => None,
+        }
+    }
+
     /// Generated text (not a marker).
     pub fn text(&mut self, text: &str) -> Vec<Event> {
         match &mut self.state {

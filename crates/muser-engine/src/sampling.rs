@@ -121,9 +121,17 @@ impl Sampler {
         }
         let mut l = logits.to_vec();
         self.apply_penalties(&mut l);
+        let token = self.draw(&l);
+        self.history.push(token);
+        Ok(token)
+    }
+
+    /// Draws from penalised logits `l` (entries may be -inf, not all), installing the
+    /// distribution; does not touch the history.
+    fn draw(&mut self, l: &[f32]) -> u32 {
         let p = &self.params;
         let token = if p.temperature == 0.0 {
-            let best = argmax(&l);
+            let best = argmax(l);
             self.installed = vec![(best as u32, 1.0)];
             best as u32
         } else {
@@ -174,8 +182,42 @@ impl Sampler {
                 .collect();
             chosen
         };
-        self.history.push(token);
-        Ok(token)
+        token
+    }
+
+    /// `sample`, restricted to tokens `allowed` accepts (constrained decoding): a drawn token
+    /// that is not allowed is removed and the draw repeated (up to 16 times, same RNG stream,
+    /// so a seed still fixes the tokens); then the most probable allowed token is taken.
+    /// An error when no token at all is allowed.
+    pub fn sample_allowed(&mut self, logits: &[f32], allowed: &dyn Fn(u32) -> bool) -> Result<u32> {
+        if let Some((index, &value)) = logits.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(Error::NonFiniteLogits { index, value });
+        }
+        if logits.is_empty() {
+            return Err(Error::Invalid("sampling from an empty vocabulary".into()));
+        }
+        let mut l = logits.to_vec();
+        self.apply_penalties(&mut l);
+        for _ in 0..16 {
+            let t = self.draw(&l);
+            if allowed(t) {
+                self.history.push(t);
+                return Ok(t);
+            }
+            l[t as usize] = f32::NEG_INFINITY;
+            if l.iter().all(|v| *v == f32::NEG_INFINITY) {
+                break;
+            }
+        }
+        let mut order: Vec<u32> = (0..l.len() as u32).collect();
+        order.sort_by(|&a, &b| l[b as usize].total_cmp(&l[a as usize]).then(a.cmp(&b)));
+        let t = order
+            .into_iter()
+            .find(|&t| allowed(t))
+            .ok_or_else(|| Error::Invalid("the constraint allows no token".into()))?;
+        self.installed = vec![(t, 1.0)];
+        self.history.push(t);
+        Ok(t)
     }
 
     fn apply_penalties(&self, l: &mut [f32]) {
@@ -238,6 +280,34 @@ mod tests {
 
     fn logits() -> Vec<f32> {
         (0..100).map(|i| ((i * 37) % 101) as f32 / 10.0).collect()
+    }
+
+    #[test]
+    fn sample_allowed_never_draws_a_refused_token() {
+        let l = logits();
+        let best = argmax(&l) as u32;
+        let mut g = Sampler::new(SamplingParams::greedy()).unwrap();
+        let t = g.sample_allowed(&l, &|t| t != best).unwrap();
+        assert_ne!(t, best);
+        let mut masked = l.clone();
+        masked[best as usize] = f32::MIN;
+        assert_eq!(t as usize, argmax(&masked), "greedy: the best allowed one");
+        let p = SamplingParams {
+            seed: 5,
+            top_k: 0,
+            top_p: 1.0,
+            ..Default::default()
+        };
+        let draw = || {
+            let mut s = Sampler::new(p.clone()).unwrap();
+            (0..50)
+                .map(|_| s.sample_allowed(&l, &|t| t % 3 == 1).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let a = draw();
+        assert!(a.iter().all(|t| t % 3 == 1));
+        assert_eq!(a, draw(), "same seed, same tokens");
+        assert!(g.sample_allowed(&l, &|_| false).is_err());
     }
 
     #[test]

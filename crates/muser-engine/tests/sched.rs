@@ -172,6 +172,7 @@ fn request(
         max_tokens: max,
         stop_tokens: vec![],
         logprobs: Some(2),
+        constraint: None,
         sink: Box::new(Sink {
             tx,
             close_after,
@@ -380,4 +381,35 @@ fn a_long_prompt_does_not_stall_a_decoder() {
             SeqEvent::Failed(m) => panic!("{m}"),
         }
     }
+}
+
+/// Allows only even token ids (and records that it saw every sampled token).
+struct EvenOnly(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl muser_engine::sched::TokenConstraint for EvenOnly {
+    fn allows(&self, token: u32) -> bool {
+        token % 2 == 0
+    }
+    fn accept(&mut self, _token: u32) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_constraint_limits_the_sampled_tokens_and_keeps_seeds_reproducible() {
+    let m = Arc::new(model(1));
+    let s = Scheduler::start(m, cfg(2)).unwrap();
+    let run = || {
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (mut req, rx) = request(prompt(3, 5), 9, 20, None);
+        req.constraint = Some(Box::new(EvenOnly(seen.clone())));
+        s.submit(req).unwrap();
+        let (toks, _) = collect(&rx);
+        assert_eq!(seen.load(std::sync::atomic::Ordering::Relaxed), toks.len());
+        toks
+    };
+    let a = run();
+    assert_eq!(a.len(), 20);
+    assert!(a.iter().all(|(t, _)| t % 2 == 0), "{a:?}");
+    assert_eq!(a, run());
 }

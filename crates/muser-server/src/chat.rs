@@ -11,6 +11,7 @@ use muser_engine::sched::{FinishReason, SeqEvent};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::constrain::JsonAnswer;
 use crate::error::{parse_json, ApiError};
 use crate::gen::{ChatAssembler, Delta, GenParams, Generation};
 use crate::params::{new_id, now_secs, Checked, Common};
@@ -184,8 +185,8 @@ fn check_tools(req: &ChatRequest) -> Result<Option<Value>, ApiError> {
             ));
         }
     }
-    // As OpenAI: JSON mode needs the conversation itself to ask for JSON (the output is not
-    // constrained; it is checked after generation and counted in the metrics).
+    // As OpenAI: JSON mode needs the conversation itself to ask for JSON (the answer channel is
+    // then constrained to a JSON object and checked after generation).
     if req
         .response_format
         .as_ref()
@@ -261,6 +262,20 @@ async fn run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiError> {
     let mut req: ChatRequest = parse_json(body)?;
     req.common = parse_json(body)?;
     let (prompt, checked, logprobs) = prepare(&state, &req)?;
+    let json_mode = req
+        .response_format
+        .as_ref()
+        .and_then(|r| r.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with("json"));
+    // JSON mode: the answer channel is constrained to a JSON object (schemas are not enforced).
+    let constraint = json_mode.then(|| {
+        Box::new(JsonAnswer::new(
+            state.tokenizer.clone(),
+            state.markers.clone(),
+            &state.stop_tokens,
+        )) as Box<dyn muser_engine::sched::TokenConstraint>
+    });
     let gen = Generation::start(
         &state,
         GenParams {
@@ -268,15 +283,11 @@ async fn run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiError> {
             sampling: checked.sampling.clone(),
             max_tokens: checked.max_tokens,
             logprobs,
+            constraint,
         },
     )?;
     let mut asm = ChatAssembler::new(state.markers.clone(), checked.stops.clone());
-    asm.json_mode = req
-        .response_format
-        .as_ref()
-        .and_then(|r| r.get("type"))
-        .and_then(Value::as_str)
-        .is_some_and(|t| t.starts_with("json"));
+    asm.json_mode = json_mode;
     let id = new_id("chatcmpl");
     let model = state.model_id.clone();
     if checked.stream {

@@ -206,6 +206,7 @@ async fn openai_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiEr
             // OpenAI's default for this endpoint.
             max_tokens: Some(checked.max_tokens.unwrap_or(16)),
             logprobs: req.logprobs.map(|n| n as usize),
+            constraint: None,
         },
     )?;
     let prompt_tokens = gen.prompt_tokens;
@@ -340,6 +341,7 @@ async fn llama_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiErr
             sampling: checked.sampling,
             max_tokens,
             logprobs: (n_probs > 0).then_some(n_probs),
+            constraint: None,
         },
     )?;
     let prompt_tokens = gen.prompt_tokens;

@@ -36,6 +36,7 @@ pub struct GenParams {
     /// `None`: until the context is full.
     pub max_tokens: Option<usize>,
     pub logprobs: Option<usize>,
+    pub constraint: Option<Box<dyn muser_engine::sched::TokenConstraint>>,
 }
 
 /// A submitted request's event stream.
@@ -66,6 +67,7 @@ impl Generation {
             sampling: p.sampling,
             stop_tokens: state.stop_tokens.clone(),
             logprobs: p.logprobs,
+            constraint: p.constraint,
             sink: Box::new(ChannelSink(tx)),
         };
         state.scheduler.submit(req).map_err(|e| match e {
@@ -180,7 +182,7 @@ impl Markers {
         }
     }
 
-    fn of(&self, id: u32) -> Option<Marker> {
+    pub(crate) fn of(&self, id: u32) -> Option<Marker> {
         if Some(id) == self.start {
             Some(Marker::Start)
         } else if Some(id) == self.message {

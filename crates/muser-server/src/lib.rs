@@ -5,8 +5,10 @@
 
 mod chat;
 mod completions;
+mod constrain;
 mod error;
 mod gen;
+mod json_prefix;
 mod metrics;
 mod misc;
 mod params;
@@ -33,7 +35,7 @@ pub use metrics::Metrics;
 /// Everything the handlers share.
 pub struct AppState {
     pub scheduler: Scheduler,
-    pub tokenizer: Tokenizer,
+    pub tokenizer: Arc<Tokenizer>,
     /// `None` when the file has no usable chat template (chat requests are refused).
     pub template: Option<ChatTemplate>,
     pub model_id: String,
@@ -71,7 +73,7 @@ impl AppState {
         let scheduler = Scheduler::start(model, sched)?;
         Ok(AppState {
             scheduler,
-            tokenizer,
+            tokenizer: Arc::new(tokenizer),
             template,
             model_id,
             device,

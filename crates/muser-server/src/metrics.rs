@@ -193,7 +193,7 @@ impl Metrics {
             &mut out,
             "muser_response_format_invalid_total",
             "counter",
-            "JSON-mode answers that were not valid JSON (the output is not constrained).",
+            "JSON-mode answers that were not valid JSON (cut by max_tokens, or text outside the answer channel).",
             self.response_format_invalid
                 .load(std::sync::atomic::Ordering::Relaxed),
         );

@@ -83,6 +83,14 @@ pub trait EventSink: Send {
     fn is_closed(&self) -> bool;
 }
 
+/// Restricts which tokens may be sampled (constrained decoding, e.g. JSON mode).
+pub trait TokenConstraint: Send {
+    /// Whether `token` may come next.
+    fn allows(&self, token: u32) -> bool;
+    /// `token` was sampled.
+    fn accept(&mut self, token: u32);
+}
+
 /// One generation request.
 pub struct Request {
     pub prompt: Vec<u32>,
@@ -93,6 +101,8 @@ pub struct Request {
     pub stop_tokens: Vec<u32>,
     /// `Some(n)`: report each token's log-probability and the `n` most probable.
     pub logprobs: Option<usize>,
+    /// Tokens outside the constraint are never sampled.
+    pub constraint: Option<Box<dyn TokenConstraint>>,
     pub sink: Box<dyn EventSink>,
 }
 

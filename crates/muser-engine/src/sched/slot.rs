@@ -61,13 +61,20 @@ impl Slot {
                 return true;
             }
         }
-        let token = match self.sampler.sample(logits) {
+        let sampled = match &self.req.constraint {
+            Some(c) => self.sampler.sample_allowed(logits, &|t| c.allows(t)),
+            None => self.sampler.sample(logits),
+        };
+        let token = match sampled {
             Ok(t) => t,
             Err(e) => {
                 self.req.sink.send(SeqEvent::Failed(e.to_string()));
                 return false;
             }
         };
+        if let Some(c) = &mut self.req.constraint {
+            c.accept(token);
+        }
         if self.req.stop_tokens.contains(&token) {
             return self.finish(FinishReason::Stop);
         }
