@@ -176,6 +176,11 @@ fn reply(
                 } => {
                     write!(out, "\n[tool call → {name}] {text}")?;
                 }
+                // Another role's message: the model imagines the next turn (not shown).
+                Event::Text {
+                    channel: Channel::Foreign(_),
+                    ..
+                } => {}
                 Event::MessageEnd {
                     channel: Channel::Reasoning,
                 } if show_reasoning => {
@@ -202,6 +207,10 @@ fn reply(
                 }
             }
             None => show(parser.text(&dec.push(t)), out)?,
+        }
+        // A message of another role (e.g. an imagined tool result) ends the assistant's turn.
+        if matches!(parser.body_channel(), Some(Channel::Foreign(_))) {
+            return Ok((answer, reasoning));
         }
     }
     show(parser.text(&dec.finish()), out)?;

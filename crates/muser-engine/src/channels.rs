@@ -10,11 +10,21 @@ pub enum Channel {
     Answer,
     /// A tool call addressed to this function.
     Tool(String),
+    /// A message of another role (`tool`, `user`, `system`): the assistant's turn is over and
+    /// the model is imagining what comes next.
+    Foreign(String),
 }
 
 impl Channel {
     /// The recipient of a header such as `" to=self"` or `"assistant to=functions.get"`.
     pub fn from_header(header: &str) -> Channel {
+        // The generation prompt ends in `<|start|>assistant`, so the first header has no role;
+        // later ones start with theirs.
+        if let Some(role) = header.split_whitespace().next() {
+            if role != "assistant" && !role.starts_with("to=") {
+                return Channel::Foreign(role.to_string());
+            }
+        }
         let recipient = header
             .split_whitespace()
             .find_map(|w| w.strip_prefix("to="))
@@ -220,6 +230,11 @@ mod tests {
             Channel::Tool("get_weather".into())
         );
         assert_eq!(Channel::from_header(""), Channel::Answer);
+        assert_eq!(
+            Channel::from_header("tool from=get_weather"),
+            Channel::Foreign("tool".into())
+        );
+        assert_eq!(Channel::from_header("assistant to=user"), Channel::Answer);
         let mut p = ChannelParser::default();
         let ev = feed(&mut p, &[Ok("no format at all")]);
         assert_eq!(

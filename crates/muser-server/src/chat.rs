@@ -284,10 +284,12 @@ async fn run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiError> {
             max_tokens: checked.max_tokens,
             logprobs,
             constraint,
+            prompt_field: "messages",
         },
     )?;
     let mut asm = ChatAssembler::new(state.markers.clone(), checked.stops.clone());
     asm.json_mode = json_mode;
+    asm.tools = req.tools.clone().map(Value::Array);
     let id = new_id("chatcmpl");
     let model = state.model_id.clone();
     if checked.stream {
@@ -350,7 +352,7 @@ async fn collect(
                     lps.push(logprob_entry(&state.tokenizer, id, lp));
                 }
                 apply(asm.token(&state.tokenizer, id));
-                if asm.stopped_by.is_some() {
+                if asm.is_done() {
                     break FinishReason::Stop;
                 }
             }
@@ -476,7 +478,7 @@ async fn stream(
                     }
                 }
                 out = to_chunks(deltas, &mut pending_lp);
-                if asm.stopped_by.is_some() {
+                if asm.is_done() {
                     break FinishReason::Stop;
                 }
             }

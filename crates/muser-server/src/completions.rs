@@ -128,7 +128,7 @@ impl TextRun {
                     self.completion_tokens += 1;
                     let text = self.asm.token(&state.tokenizer, id);
                     let lp = logprobs.map(|l| (id, l, self.offset));
-                    self.offset += text.len();
+                    self.offset += text.chars().count();
                     self.queue.push_back(Piece::Text {
                         text,
                         lp,
@@ -153,7 +153,7 @@ impl TextRun {
         if self.asm.stopped_by.is_none() {
             let tail = self.asm.finish();
             if !tail.is_empty() {
-                self.offset += tail.len();
+                self.offset += tail.chars().count();
                 self.queue.push_back(Piece::Text {
                     text: tail,
                     lp: None,
@@ -207,6 +207,7 @@ async fn openai_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiEr
             max_tokens: Some(checked.max_tokens.unwrap_or(16)),
             logprobs: req.logprobs.map(|n| n as usize),
             constraint: None,
+            prompt_field: "prompt",
         },
     )?;
     let prompt_tokens = gen.prompt_tokens;
@@ -342,6 +343,7 @@ async fn llama_run(state: Arc<AppState>, body: &[u8]) -> Result<Response, ApiErr
             max_tokens,
             logprobs: (n_probs > 0).then_some(n_probs),
             constraint: None,
+            prompt_field: "prompt",
         },
     )?;
     let prompt_tokens = gen.prompt_tokens;

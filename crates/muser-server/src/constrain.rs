@@ -14,7 +14,8 @@ use crate::json_prefix::JsonPrefix;
 pub struct JsonAnswer {
     tok: Arc<Tokenizer>,
     markers: Markers,
-    /// EOS/EOT (and EOM, which ends the answer message too).
+    /// EOS/EOT. (Not EOM: it does not end the turn, and after it the model could open
+    /// another answer message that only an ender could continue.)
     enders: Vec<u32>,
     parser: ChannelParser,
     json: JsonPrefix,
@@ -22,8 +23,7 @@ pub struct JsonAnswer {
 
 impl JsonAnswer {
     pub fn new(tok: Arc<Tokenizer>, markers: Markers, stops: &[u32]) -> JsonAnswer {
-        let mut enders = stops.to_vec();
-        enders.extend(markers.eom);
+        let enders = stops.to_vec();
         JsonAnswer {
             tok,
             markers,

@@ -37,6 +37,8 @@ pub struct GenParams {
     pub max_tokens: Option<usize>,
     pub logprobs: Option<usize>,
     pub constraint: Option<Box<dyn muser_engine::sched::TokenConstraint>>,
+    /// The request field errors about the prompt name (`messages` or `prompt`).
+    pub prompt_field: &'static str,
 }
 
 /// A submitted request's event stream.
@@ -55,6 +57,7 @@ impl Generation {
     /// Queues the request; refusals become 400 (bad request) or 503 (queue full).
     pub fn start(state: &Arc<AppState>, p: GenParams) -> Result<Generation, ApiError> {
         let (tx, rx) = mpsc::unbounded_channel();
+        let field = p.prompt_field;
         let ctx = state.scheduler.config().context;
         let prompt_tokens = p.prompt.len();
         let logprobs = p.logprobs.is_some();
@@ -76,9 +79,11 @@ impl Generation {
             }
             SubmitError::PromptTooLong { .. } => ApiError {
                 code: Some("context_length_exceeded"),
-                ..ApiError::param("messages", e.to_string())
+                ..ApiError::param(field, e.to_string())
             },
-            SubmitError::EmptyPrompt => ApiError::param("prompt", e.to_string()),
+            SubmitError::EmptyPrompt | SubmitError::TokenOutOfRange { .. } => {
+                ApiError::param(field, e.to_string())
+            }
             SubmitError::Sampling(m) => ApiError::bad_request(m),
         })?;
         Ok(Generation {
@@ -212,9 +217,13 @@ pub struct ChatAssembler {
     stop: StopMatcher,
     tool_body: String,
     pub stopped_by: Option<String>,
+    /// The model started a message of another role: the assistant's turn is over.
+    pub turn_over: bool,
     pub tool_calls: usize,
     /// `response_format` asked for JSON: the answer is checked when it ends.
     pub json_mode: bool,
+    /// The request's tools: their schemas decide the types of call arguments.
+    pub tools: Option<serde_json::Value>,
 }
 
 impl ChatAssembler {
@@ -226,9 +235,16 @@ impl ChatAssembler {
             stop: StopMatcher::new(stops),
             tool_body: String::new(),
             stopped_by: None,
+            turn_over: false,
             tool_calls: 0,
             json_mode: false,
+            tools: None,
         }
+    }
+
+    /// Whether generation should end here (a stop string, or the turn is over).
+    pub fn is_done(&self) -> bool {
+        self.stopped_by.is_some() || self.turn_over
     }
 
     pub fn token(&mut self, tok: &Tokenizer, id: u32) -> Vec<Delta> {
@@ -243,7 +259,11 @@ impl ChatAssembler {
                 self.parser.text(&t)
             }
         };
-        self.handle(events)
+        let out = self.handle(events);
+        if matches!(self.parser.body_channel(), Some(Channel::Foreign(_))) {
+            self.turn_over = true;
+        }
+        out
     }
 
     pub fn finish(&mut self) -> Vec<Delta> {
@@ -259,7 +279,7 @@ impl ChatAssembler {
     fn handle(&mut self, events: Vec<Event>) -> Vec<Delta> {
         let mut out = Vec::new();
         for ev in events {
-            if self.stopped_by.is_some() {
+            if self.is_done() {
                 break;
             }
             match ev {
@@ -283,7 +303,7 @@ impl ChatAssembler {
                     channel: Channel::Tool(name),
                 } => {
                     let body = std::mem::take(&mut self.tool_body);
-                    for call in parse_calls(&body, &name) {
+                    for call in parse_calls(&body, &name, self.tools.as_ref()) {
                         self.tool_calls += 1;
                         out.push(Delta::Tool(call));
                     }
@@ -291,6 +311,10 @@ impl ChatAssembler {
                 Event::MessageEnd {
                     channel: Channel::Answer,
                 } => push_content(&mut out, self.stop.finish()),
+                Event::Text {
+                    channel: Channel::Foreign(_),
+                    ..
+                } => self.turn_over = true,
                 Event::MessageEnd { .. } => {}
             }
         }
@@ -375,6 +399,32 @@ mod tests {
                 .count()
                 > 1
         );
+    }
+
+    #[test]
+    fn a_message_of_another_role_ends_the_turn_after_a_tool_call() {
+        let tok = tokenizer();
+        let out = concat!(
+            " to=get_weather<|message|><atem:function_calls><atem:invoke name=\"get_weather\">",
+            "<atem:parameter name=\"city\">Paris</atem:parameter></atem:invoke>",
+            "</atem:function_calls><|eom|><|start|>tool from=get_weather<|message|>{\"temp\": 21}",
+        );
+        let mut asm = ChatAssembler::new(Markers::of_tokenizer(&tok), vec![]);
+        let mut deltas = Vec::new();
+        for &id in &tok.encode(out, false, true) {
+            deltas.extend(asm.token(&tok, id));
+            if asm.is_done() {
+                break;
+            }
+        }
+        deltas.extend(asm.finish());
+        assert!(asm.turn_over && asm.tool_calls == 1);
+        assert_eq!(
+            deltas.len(),
+            1,
+            "only the call, no invented tool result: {deltas:?}"
+        );
+        assert!(matches!(&deltas[0], Delta::Tool(c) if c.name == "get_weather"));
     }
 
     #[test]

@@ -53,11 +53,15 @@ enum State {
     Colon,
     /// After a value inside a container.
     CommaOrEnd,
-    /// In a string; `hex` digits of a `\u` escape still due, `escape` after a backslash.
+    /// In a string; `hex` digits of a `\u` escape still due (their value so far in `code`),
+    /// `escape` after a backslash; `low` while a high surrogate waits for its `\uDC00`-`DFFF`
+    /// (1: a backslash is due, 2: a `u`, 3: the hex digits).
     Str {
         key: bool,
         escape: bool,
         hex: u8,
+        code: u16,
+        low: u8,
     },
     Number(Num),
     Literal {
@@ -76,6 +80,9 @@ pub struct JsonPrefix {
     /// idle in whitespace forever).
     ws_run: u8,
 }
+
+/// Deepest nesting (serde_json's default recursion limit).
+pub const MAX_DEPTH: usize = 128;
 
 /// Most whitespace bytes in a row between JSON tokens.
 pub const MAX_WHITESPACE_RUN: u8 = 20;
@@ -120,32 +127,52 @@ impl JsonPrefix {
             self.ws_run = 0;
         }
         match self.state {
-            State::Str { key, escape, hex } => {
+            State::Str {
+                key,
+                escape,
+                hex,
+                code,
+                low,
+            } => {
+                let str_state = |escape, hex, code, low| State::Str {
+                    key,
+                    escape,
+                    hex,
+                    code,
+                    low,
+                };
                 if hex > 0 {
-                    if !b.is_ascii_hexdigit() {
+                    let Some(d) = (b as char).to_digit(16) else {
+                        return false;
+                    };
+                    let code = (code << 4) | d as u16;
+                    if hex > 1 {
+                        self.state = str_state(false, hex - 1, code, low);
+                        return true;
+                    }
+                    let is_high = (0xD800..0xDC00).contains(&code);
+                    let is_low = (0xDC00..0xE000).contains(&code);
+                    // A low surrogate only right after a high one; a high one needs a low one.
+                    if (low == 3) != is_low {
                         return false;
                     }
-                    self.state = State::Str {
-                        key,
-                        escape: false,
-                        hex: hex - 1,
-                    };
+                    self.state = str_state(false, 0, 0, if is_high { 1 } else { 0 });
+                } else if low == 1 {
+                    if b != b'\\' {
+                        return false;
+                    }
+                    self.state = str_state(false, 0, 0, 2);
+                } else if low == 2 {
+                    if b != b'u' {
+                        return false;
+                    }
+                    self.state = str_state(false, 4, 0, 3);
                 } else if escape {
                     match b {
                         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                            self.state = State::Str {
-                                key,
-                                escape: false,
-                                hex: 0,
-                            }
+                            self.state = str_state(false, 0, 0, 0)
                         }
-                        b'u' => {
-                            self.state = State::Str {
-                                key,
-                                escape: false,
-                                hex: 4,
-                            }
-                        }
+                        b'u' => self.state = str_state(false, 4, 0, 0),
                         _ => return false,
                     }
                 } else if b == b'"' {
@@ -155,11 +182,7 @@ impl JsonPrefix {
                         self.after_value();
                     }
                 } else if b == b'\\' {
-                    self.state = State::Str {
-                        key,
-                        escape: true,
-                        hex: 0,
-                    };
+                    self.state = str_state(true, 0, 0, 0);
                 } else if b < 0x20 {
                     return false;
                 }
@@ -202,6 +225,8 @@ impl JsonPrefix {
                         key: true,
                         escape: false,
                         hex: 0,
+                        code: 0,
+                        low: 0,
                     };
                     true
                 }
@@ -237,6 +262,9 @@ impl JsonPrefix {
                 if self.stack.is_empty() && b != b'{' {
                     return false;
                 }
+                if matches!(b, b'{' | b'[') && self.stack.len() >= MAX_DEPTH {
+                    return false;
+                }
                 self.state = match b {
                     b'{' => {
                         self.stack.push(Frame::Object);
@@ -250,6 +278,8 @@ impl JsonPrefix {
                         key: false,
                         escape: false,
                         hex: 0,
+                        code: 0,
+                        low: 0,
                     },
                     b'-' => State::Number(Num::Minus),
                     b'0' => State::Number(Num::Zero),
@@ -282,6 +312,7 @@ mod tests {
             "{}",
             " { \"k\" : [ ] } ",
             r#"{"n": 0, "m": [0.5, 10]}"#,
+            r#"{"e": "\ud83d\ude00 \u00e9"}"#,
         ] {
             assert_eq!(check(s), (true, true), "{s}");
             assert!(serde_json::from_str::<serde_json::Value>(s).is_ok());
@@ -323,5 +354,31 @@ mod tests {
         ] {
             assert!(!check(s).0, "{s:?} was accepted");
         }
+    }
+
+    #[test]
+    fn surrogates_pair_up_and_nesting_is_capped() {
+        for bad in [
+            r#"{"a": "\ud83d"}"#,
+            r#"{"a": "\udc00"}"#,
+            r#"{"a": "\ud83dx"}"#,
+            r#"{"a": "\ud83d\u0041"}"#,
+        ] {
+            assert!(!check(bad).0, "{bad} was accepted");
+            assert!(serde_json::from_str::<serde_json::Value>(bad).is_err());
+        }
+        let deep = format!("{{\"a\": {}", "[".repeat(super::MAX_DEPTH - 1));
+        assert!(check(&deep).0);
+        assert!(
+            !check(&format!("{deep}[")).0,
+            "nesting is capped as serde_json caps it"
+        );
+        let pad = " ".repeat(super::MAX_WHITESPACE_RUN as usize);
+        assert!(check(&format!("{{{pad}\"a\":{pad}1}}")).1);
+        assert!(!check(&format!("{{{pad} ")).0, "whitespace runs are capped");
+        assert!(
+            check(&format!("{{\"{pad}{pad}\": 1}}")).1,
+            "not inside strings"
+        );
     }
 }

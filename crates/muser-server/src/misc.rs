@@ -34,12 +34,17 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Response {
 pub async fn health(State(state): State<Arc<AppState>>) -> Response {
     let s = state.scheduler.stats();
     let g = muser_engine::sched::SchedStats::get;
-    axum::Json(json!({
-        "status": "ok",
+    let running = state.scheduler.is_running();
+    let body = axum::Json(json!({
+        "status": if running { "ok" } else { "error" },
         "slots_running": g(&s.running),
         "queue_depth": g(&s.queue_depth),
-    }))
-    .into_response()
+    }));
+    if running {
+        body.into_response()
+    } else {
+        (axum::http::StatusCode::SERVICE_UNAVAILABLE, body).into_response()
+    }
 }
 
 pub async fn metrics(State(state): State<Arc<AppState>>) -> Response {

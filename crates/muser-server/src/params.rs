@@ -103,13 +103,8 @@ impl Common {
         range("min_p", self.min_p, 0.0, 1.0)?;
         range("presence_penalty", self.presence_penalty, -2.0, 2.0)?;
         range("frequency_penalty", self.frequency_penalty, -2.0, 2.0)?;
-        range("repeat_penalty", self.repeat_penalty, 0.0, 10.0)?;
-        if self.repeat_penalty == Some(0.0) {
-            return Err(ApiError::param(
-                "repeat_penalty",
-                "repeat_penalty must be > 0",
-            ));
-        }
+        // Tiny penalties would push logits to infinity.
+        range("repeat_penalty", self.repeat_penalty, 0.01, 10.0)?;
         let d = SamplingParams::default();
         let sampling = SamplingParams {
             temperature: self.temperature.unwrap_or(d.temperature),

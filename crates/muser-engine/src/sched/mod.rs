@@ -115,6 +115,8 @@ pub enum SubmitError {
     PromptTooLong { prompt: usize, context: usize },
     #[error("the prompt is empty")]
     EmptyPrompt,
+    #[error("token id {id} is outside the model's vocabulary ({n_vocab} tokens)")]
+    TokenOutOfRange { id: u32, n_vocab: usize },
     #[error("invalid sampling parameters: {0}")]
     Sampling(String),
     #[error("the scheduler has stopped")]
@@ -135,6 +137,7 @@ pub struct SchedStats {
     pub steps: AtomicU64,
     /// Rows in all steps (divide by `steps` for the mean batch).
     pub step_rows: AtomicU64,
+    /// Sequences that ended, for any reason (cancellations included).
     pub finished: AtomicU64,
     pub cancelled: AtomicU64,
 }
@@ -156,6 +159,7 @@ struct Shared {
 pub struct Scheduler {
     shared: Arc<Shared>,
     cfg: SchedulerConfig,
+    n_vocab: usize,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -173,6 +177,7 @@ impl Scheduler {
             stop: AtomicBool::new(false),
             stats: SchedStats::default(),
         });
+        let n_vocab = model.cfg.n_vocab;
         let thread = {
             let shared = shared.clone();
             let cfg = cfg.clone();
@@ -183,6 +188,7 @@ impl Scheduler {
         Ok(Scheduler {
             shared,
             cfg,
+            n_vocab,
             thread: Some(thread),
         })
     }
@@ -211,13 +217,27 @@ impl Scheduler {
             .map_err(|e| SubmitError::Sampling(e.to_string()))
     }
 
-    /// Queues a request, or refuses it at once (queue full, prompt too long, stopped).
+    /// Whether the scheduler thread is still running.
+    pub fn is_running(&self) -> bool {
+        !self.shared.stop.load(Ordering::Acquire) && !self.thread_finished()
+    }
+
+    /// Queues a request, or refuses it at once (queue full, prompt too long, a token outside
+    /// the vocabulary, stopped).
     pub fn submit(&self, req: Request) -> Result<(), SubmitError> {
         self.check(req.prompt.len(), &req.sampling)?;
+        if let Some(&id) = req.prompt.iter().find(|&&t| t as usize >= self.n_vocab) {
+            return Err(SubmitError::TokenOutOfRange {
+                id,
+                n_vocab: self.n_vocab,
+            });
+        }
         if self.shared.stop.load(Ordering::Acquire) || self.thread_finished() {
             return Err(SubmitError::Stopped);
         }
         let mut q = self.shared.queue.lock().unwrap_or_else(|e| e.into_inner());
+        // Requests whose clients already left do not hold places.
+        q.retain(|r| !r.sink.is_closed());
         if q.len() >= self.cfg.queue_size {
             return Err(SubmitError::QueueFull(q.len()));
         }

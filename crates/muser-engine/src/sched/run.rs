@@ -11,6 +11,7 @@ use crate::model::{Glimmer, LogitsFor, Segment};
 pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
     let stats = &shared.stats;
     let mut slots: Vec<Slot> = Vec::new();
+    let mut admitted = Vec::new();
     loop {
         {
             let mut q = shared.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -27,17 +28,21 @@ pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
                 }
                 break;
             }
-            while slots.len() < cfg.max_sequences {
-                let Some(req) = q.pop_front() else { break };
-                match Slot::new(model, cfg, req) {
-                    Ok(s) => slots.push(s),
-                    Err(mut req) => {
-                        req.sink
-                            .send(SeqEvent::Failed("invalid sampling parameters".into()));
-                    }
+            q.retain(|r| !r.sink.is_closed());
+            let free = cfg.max_sequences.saturating_sub(slots.len());
+            let n = free.min(q.len());
+            admitted.extend(q.drain(..n));
+            stats.queue_depth.store(q.len() as u64, Ordering::Relaxed);
+        }
+        // KV caches are allocated outside the queue's lock (handlers take it to submit).
+        for req in admitted.drain(..) {
+            match Slot::new(model, cfg, req) {
+                Ok(s) => slots.push(s),
+                Err(mut req) => {
+                    req.sink
+                        .send(SeqEvent::Failed("invalid sampling parameters".into()));
                 }
             }
-            stats.queue_depth.store(q.len() as u64, Ordering::Relaxed);
         }
         let before = slots.len();
         slots.retain(|s| !s.req.sink.is_closed());
