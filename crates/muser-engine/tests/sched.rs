@@ -413,3 +413,27 @@ fn a_constraint_limits_the_sampled_tokens_and_keeps_seeds_reproducible() {
     assert!(a.iter().all(|(t, _)| t % 2 == 0), "{a:?}");
     assert_eq!(a, run());
 }
+
+#[test]
+fn requests_whose_clients_left_do_not_hold_queue_places() {
+    let m = Arc::new(model(1));
+    let tight = SchedulerConfig {
+        queue_size: 1,
+        max_sequences: 1,
+        ..cfg(1)
+    };
+    let s = Scheduler::start(m, tight).unwrap();
+    let (busy, rx_busy) = request(prompt(1, 8), 1, 60, None);
+    s.submit(busy).unwrap();
+    // Wait until it runs, so the queue is empty.
+    assert!(matches!(
+        rx_busy.recv_timeout(Duration::from_secs(30)),
+        Ok(SeqEvent::Token { .. })
+    ));
+    let (gone, _rx) = request(prompt(2, 8), 2, 10, Some(0));
+    s.submit(gone).unwrap();
+    // The queue holds one request; the departed one does not count.
+    let (next, rx_next) = request(prompt(3, 8), 3, 5, None);
+    assert_eq!(s.submit(next), Ok(()));
+    assert_eq!(collect(&rx_next).1, Some(FinishReason::Length));
+}
