@@ -70,6 +70,10 @@ pub struct Args {
     /// the argmax runs on the GPU and only the token comes back).
     #[arg(long)]
     host_logits: bool,
+    /// Also decode this many sequences together through the serving scheduler (e.g. 1,8) and
+    /// report the aggregate rate (`tg<N> xS`).
+    #[arg(long, value_delimiter = ',')]
+    streams: Vec<usize>,
 }
 
 /// Deterministic token ids (xorshift) below `n_vocab`.
@@ -203,6 +207,26 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
                 "| {name:>14} | {med:>12.2} | {sd:>10.2} | {:>9.3} | {gbs:>10.2} | {peak:>9} |",
                 bytes / 1e9
             );
+        }
+    }
+    if !args.streams.is_empty() {
+        // The scheduler's batched graph (with CUDA: host graph, GPU products).
+        let batched = crate::bench_batch::open(&path, args.device, Some(threads))?;
+        for &n in args.n_gen.iter().filter(|&&n| n > 0) {
+            for &s in args.streams.iter().filter(|&&s| s > 0) {
+                let rates = (0..=reps)
+                    .map(|rep| crate::bench_batch::run_once(&batched, s, n, rep as u64))
+                    .collect::<Result<Vec<_>>>()?;
+                let (med, sd) = median_and_spread(rates[1..].to_vec());
+                // Each step reads the weights once for all the streams.
+                let gbs = med / s as f64 * bytes_per_token as f64 / 1e9;
+                println!(
+                    "| {:>14} | {med:>12.2} | {sd:>10.2} | {:>9.3} | {gbs:>10.2} | {:>9} |",
+                    format!("tg{n} x{s}"),
+                    bytes_per_token as f64 / 1e9,
+                    ""
+                );
+            }
         }
     }
     Ok(())

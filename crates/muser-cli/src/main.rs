@@ -1,6 +1,7 @@
 //! The `muser` binary: argument parsing, logging of errors with their causes, exit codes.
 
 mod bench;
+mod bench_batch;
 mod chat;
 mod device;
 mod inspect;

@@ -128,10 +128,26 @@ fn chat_tokenize_logits_and_bench() {
 
     let (ok, table, err) = muser(
         &dir,
-        &["bench", "-p", "16", "-n", "4", "-r", "1", "--device", "cpu"],
+        &[
+            "bench",
+            "-p",
+            "16",
+            "-n",
+            "4",
+            "-r",
+            "1",
+            "--device",
+            "cpu",
+            "--streams",
+            "1,3",
+        ],
         "",
     );
     assert!(ok, "{err}");
     assert!(table.contains("pp16") && table.contains("tg4"), "{table}");
+    assert!(
+        table.contains("tg4 x1") && table.contains("tg4 x3"),
+        "{table}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
