@@ -5,7 +5,7 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use muser_engine::channels::{Channel, ChannelParser, Event, Marker};
+use muser_engine::channels::{Channel, ChannelParser, Event, Marker, Markers};
 use muser_engine::{Generator, Sampler};
 use muser_tokenizer::{ChatMessage, ChatTemplate, StreamDecoder, Tokenizer};
 
@@ -34,30 +34,6 @@ pub struct Args {
     sampling: SamplingArgs,
 }
 
-/// Maps the format's structural token ids to markers.
-struct Markers {
-    start: Option<u32>,
-    message: Option<u32>,
-    eom: Option<u32>,
-    stops: Vec<u32>,
-}
-
-impl Markers {
-    fn of(&self, id: u32) -> Option<Marker> {
-        if Some(id) == self.start {
-            Some(Marker::Start)
-        } else if Some(id) == self.message {
-            Some(Marker::Message)
-        } else if Some(id) == self.eom {
-            Some(Marker::EndOfMessage)
-        } else if self.stops.contains(&id) {
-            Some(Marker::EndOfTurn)
-        } else {
-            None
-        }
-    }
-}
-
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
     let opened = Opened::open(&path, args.device, None)?;
@@ -70,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         start: tok.token_id("<|start|>"),
         message: tok.token_id("<|message|>"),
         eom: tok.eom(),
-        stops: tok.stop_tokens(),
+        end_of_turn: tok.stop_tokens(),
     };
     let mut g = Generator::on(
         opened.sequence(args.ctx.min(model.cfg.context_length))?,

@@ -48,6 +48,36 @@ pub enum Marker {
     EndOfTurn,
 }
 
+/// The token ids of the format's structural tokens.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Markers {
+    /// `<|start|>`.
+    pub start: Option<u32>,
+    /// `<|message|>`.
+    pub message: Option<u32>,
+    /// `<|eom|>`.
+    pub eom: Option<u32>,
+    /// Tokens read as end of turn (EOT/EOS); empty where the scheduler stops on them itself.
+    pub end_of_turn: Vec<u32>,
+}
+
+impl Markers {
+    /// The marker a token id stands for, if any.
+    pub fn of(&self, id: u32) -> Option<Marker> {
+        if Some(id) == self.start {
+            Some(Marker::Start)
+        } else if Some(id) == self.message {
+            Some(Marker::Message)
+        } else if Some(id) == self.eom {
+            Some(Marker::EndOfMessage)
+        } else if self.end_of_turn.contains(&id) {
+            Some(Marker::EndOfTurn)
+        } else {
+            None
+        }
+    }
+}
+
 /// What the parser found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {

@@ -113,12 +113,7 @@ impl Sampler {
     /// Draws the next token from `logits` and records it in the history. On non-finite
     /// logits nothing changes: the error is returned and the previous distribution stays.
     pub fn sample(&mut self, logits: &[f32]) -> Result<u32> {
-        if let Some((index, &value)) = logits.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::NonFiniteLogits { index, value });
-        }
-        if logits.is_empty() {
-            return Err(Error::Invalid("sampling from an empty vocabulary".into()));
-        }
+        check_logits(logits)?;
         let mut l = logits.to_vec();
         self.apply_penalties(&mut l);
         let token = self.draw(&l);
@@ -190,12 +185,7 @@ impl Sampler {
     /// so a seed still fixes the tokens); then the most probable allowed token is taken.
     /// An error when no token at all is allowed.
     pub fn sample_allowed(&mut self, logits: &[f32], allowed: &dyn Fn(u32) -> bool) -> Result<u32> {
-        if let Some((index, &value)) = logits.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::NonFiniteLogits { index, value });
-        }
-        if logits.is_empty() {
-            return Err(Error::Invalid("sampling from an empty vocabulary".into()));
-        }
+        check_logits(logits)?;
         let mut l = logits.to_vec();
         self.apply_penalties(&mut l);
         for _ in 0..16 {
@@ -247,6 +237,17 @@ impl Sampler {
             *v -= n as f32 * p.frequency_penalty + p.presence_penalty;
         }
     }
+}
+
+/// Refuses empty or non-finite logits (nothing is sampled from them).
+fn check_logits(logits: &[f32]) -> Result<()> {
+    if let Some((index, &value)) = logits.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(Error::NonFiniteLogits { index, value });
+    }
+    if logits.is_empty() {
+        return Err(Error::Invalid("sampling from an empty vocabulary".into()));
+    }
+    Ok(())
 }
 
 /// Index of the largest value (the first one on ties).

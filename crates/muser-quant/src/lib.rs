@@ -54,7 +54,7 @@ pub use legacy::{
     dequantize_row_q80_ref, quantize_row_q40_ref, quantize_row_q41_ref, quantize_row_q50_ref,
     quantize_row_q51_ref, quantize_row_q80_ref,
 };
-pub use matmul::{matmul, matmul_multi, matmul_multi_on, matmul_on, matmul_with, MatvecJob};
+pub use matmul::{matmul, matmul_multi, matmul_multi_on, matmul_with, MatvecJob};
 pub use matmul_batch::{matmul_batch, MatmulJob};
 pub use muser_gguf::{GgmlType, QK_K};
 pub use q8::{

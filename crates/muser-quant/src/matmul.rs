@@ -17,10 +17,10 @@ use crate::spin_pool::SpinPool;
 use crate::vecdot::Kernels;
 
 /// Output rows per parallel task (16-256 measured on the 1 GB decode bench: 32-128 best).
-const ROWS_PER_TASK: usize = 64;
+pub(crate) const ROWS_PER_TASK: usize = 64;
 
 /// Below this many weight bytes × tokens, run on the calling thread.
-const PARALLEL_MIN_WORK: usize = 1 << 16;
+pub(crate) const PARALLEL_MIN_WORK: usize = 1 << 16;
 
 /// `out[t][r] = dot(w row r, x row t)` with the best kernels for this CPU.
 ///
@@ -49,38 +49,8 @@ fn mul(what: &'static str, a: usize, b: usize) -> Result<usize> {
 }
 
 /// [`matmul`] with explicit kernels (e.g. `Kernels::new(ty, Isa::Scalar)` to force the
-/// portable path).
+/// portable path). One job of [`matmul_batch`] (which also runs on a [`SpinPool`]).
 pub fn matmul_with(
-    kernels: &Kernels,
-    w: &[u8],
-    n_in: usize,
-    n_out: usize,
-    x: &[f32],
-    n_tokens: usize,
-    out: &mut [f32],
-) -> Result<()> {
-    matmul_impl(None, kernels, w, n_in, n_out, x, n_tokens, out)
-}
-
-/// [`matmul_with`] on a [`SpinPool`] (batched decode steps: a few rows, many short products,
-/// on the same team as the one-token path). Results are identical to [`matmul_with`].
-#[allow(clippy::too_many_arguments)]
-pub fn matmul_on(
-    pool: &SpinPool,
-    kernels: &Kernels,
-    w: &[u8],
-    n_in: usize,
-    n_out: usize,
-    x: &[f32],
-    n_tokens: usize,
-    out: &mut [f32],
-) -> Result<()> {
-    matmul_impl(Some(pool), kernels, w, n_in, n_out, x, n_tokens, out)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn matmul_impl(
-    pool: Option<&SpinPool>,
     kernels: &Kernels,
     w: &[u8],
     n_in: usize,
@@ -116,7 +86,7 @@ fn matmul_impl(
         n_out,
         out,
     }];
-    matmul_batch(pool, &mut job, x, n_tokens)
+    matmul_batch(None, &mut job, x, n_tokens)
 }
 
 /// One matrix of a [`matmul_multi`] call: `out: [n_out]` = weight rows · the shared input.

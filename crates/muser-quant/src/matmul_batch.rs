@@ -10,18 +10,13 @@ use rayon::prelude::*;
 
 use crate::api::row_size;
 use crate::error::{check_len, Error, Result};
+use crate::matmul::{PARALLEL_MIN_WORK, ROWS_PER_TASK};
 use crate::q8::{activation_row_size, quantize_activation_into};
 use crate::spin_pool::SpinPool;
 use crate::vecdot::Kernels;
 
-/// Output rows per task.
-const ROWS_PER_TASK: usize = 64;
-
 /// Tokens whose quantized rows a task keeps hot while its weight rows pass over them.
 const TOKEN_BLOCK: usize = 32;
-
-/// Below this many weight bytes × tokens, run on the calling thread.
-const PARALLEL_MIN_WORK: usize = 1 << 16;
 
 /// One matrix of [`matmul_batch`]: `out: [n_tokens, n_out]` = x · `w`ᵀ.
 pub struct MatmulJob<'a> {

@@ -8,8 +8,8 @@ use muser_engine::channels::{Channel, ChannelParser};
 use muser_engine::sched::TokenConstraint;
 use muser_tokenizer::Tokenizer;
 
-use crate::gen::Markers;
 use crate::json_prefix::JsonPrefix;
+use muser_engine::channels::Markers;
 
 pub struct JsonAnswer {
     tok: Arc<Tokenizer>,
@@ -75,15 +75,7 @@ mod tests {
     use super::*;
 
     fn tokenizer() -> Arc<Tokenizer> {
-        let dir =
-            std::env::temp_dir().join(format!("muser-server-constrain-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(format!("tok-{:?}.gguf", std::thread::current().id()));
-        let mut c = muser_synth::SynthConfig::preset(muser_synth::Preset::Tiny);
-        c.n_layer = 1;
-        muser_synth::write_model(&c, &p, &|_, _| {}).unwrap();
-        let f = muser_gguf::GgufFile::open(&p).unwrap();
-        Arc::new(Tokenizer::from_gguf(f.header()).unwrap())
+        Arc::new(crate::test_support::tokenizer())
     }
 
     #[test]
@@ -91,7 +83,7 @@ mod tests {
         let tok = tokenizer();
         let stops = tok.stop_tokens();
         let eot = tok.eot().unwrap();
-        let mut c = JsonAnswer::new(tok.clone(), Markers::of_tokenizer(&tok), &stops);
+        let mut c = JsonAnswer::new(tok.clone(), crate::gen::markers_of(&tok), &stops);
         let ids = |s: &str| tok.encode(s, false, true);
         let one = |s: &str| {
             let v = ids(s);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use muser_engine::channels::{Channel, ChannelParser, Event, Marker};
+use muser_engine::channels::{Channel, ChannelParser, Event, Markers};
 use muser_engine::sched::{EventSink, Request, SeqEvent, SubmitError};
 use muser_engine::SamplingParams;
 use muser_tokenizer::{Tokenizer, Utf8Stream};
@@ -170,33 +170,14 @@ impl TextAssembler {
     }
 }
 
-/// The chat format's structural token ids.
-#[derive(Debug, Clone, Default)]
-pub struct Markers {
-    pub start: Option<u32>,
-    pub message: Option<u32>,
-    pub eom: Option<u32>,
-}
-
-impl Markers {
-    pub fn of_tokenizer(tok: &Tokenizer) -> Markers {
-        Markers {
-            start: tok.token_id("<|start|>"),
-            message: tok.token_id("<|message|>"),
-            eom: tok.eom(),
-        }
-    }
-
-    pub(crate) fn of(&self, id: u32) -> Option<Marker> {
-        if Some(id) == self.start {
-            Some(Marker::Start)
-        } else if Some(id) == self.message {
-            Some(Marker::Message)
-        } else if Some(id) == self.eom {
-            Some(Marker::EndOfMessage)
-        } else {
-            None
-        }
+/// The chat format's structural tokens in this vocabulary (EOT/EOS are left to the
+/// scheduler, which stops on them).
+pub fn markers_of(tok: &Tokenizer) -> Markers {
+    Markers {
+        start: tok.token_id("<|start|>"),
+        message: tok.token_id("<|message|>"),
+        eom: tok.eom(),
+        end_of_turn: Vec::new(),
     }
 }
 
@@ -331,17 +312,7 @@ fn push_content(out: &mut Vec<Delta>, text: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tokenizer() -> Tokenizer {
-        let dir = std::env::temp_dir().join(format!("muser-server-gen-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(format!("tok-{:?}.gguf", std::thread::current().id()));
-        let mut c = muser_synth::SynthConfig::preset(muser_synth::Preset::Tiny);
-        c.n_layer = 1;
-        muser_synth::write_model(&c, &p, &|_, _| {}).unwrap();
-        let f = muser_gguf::GgufFile::open(&p).unwrap();
-        Tokenizer::from_gguf(f.header()).unwrap()
-    }
+    use crate::test_support::tokenizer;
 
     #[test]
     fn channels_tool_calls_and_stops_token_by_token() {
@@ -354,7 +325,7 @@ mod tests {
             "<|start|>assistant to=user<|message|>It is sunny, 21°C. END and more",
         );
         let ids = tok.encode(out, false, true);
-        let mut asm = ChatAssembler::new(Markers::of_tokenizer(&tok), vec!["END".into()]);
+        let mut asm = ChatAssembler::new(markers_of(&tok), vec!["END".into()]);
         let mut deltas = Vec::new();
         for &id in &ids {
             deltas.extend(asm.token(&tok, id));
@@ -409,7 +380,7 @@ mod tests {
             "<atem:parameter name=\"city\">Paris</atem:parameter></atem:invoke>",
             "</atem:function_calls><|eom|><|start|>tool from=get_weather<|message|>{\"temp\": 21}",
         );
-        let mut asm = ChatAssembler::new(Markers::of_tokenizer(&tok), vec![]);
+        let mut asm = ChatAssembler::new(markers_of(&tok), vec![]);
         let mut deltas = Vec::new();
         for &id in &tok.encode(out, false, true) {
             deltas.extend(asm.token(&tok, id));

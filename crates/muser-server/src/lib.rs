@@ -14,6 +14,8 @@ mod misc;
 mod params;
 mod sse;
 mod stop;
+#[cfg(test)]
+mod test_support;
 mod tools;
 
 use std::net::SocketAddr;
@@ -44,7 +46,7 @@ pub struct AppState {
     pub metrics: Metrics,
     /// When set, every endpoint but `/health` needs `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
-    markers: gen::Markers,
+    markers: muser_engine::channels::Markers,
     stop_tokens: Vec<u32>,
 }
 
@@ -68,7 +70,7 @@ impl AppState {
         let header = model.weights.file().header();
         let tokenizer = Tokenizer::from_gguf(header)?;
         let template = ChatTemplate::from_gguf(header).ok();
-        let markers = gen::Markers::of_tokenizer(&tokenizer);
+        let markers = gen::markers_of(&tokenizer);
         let stop_tokens = tokenizer.stop_tokens();
         let scheduler = Scheduler::start(model, sched)?;
         Ok(AppState {

@@ -2,8 +2,11 @@
 //! one batched forward (continuous batching), interleaving chunked prefill so that a decoder
 //! never waits behind a long prompt; a bounded queue gives backpressure.
 
+mod rate;
 mod run;
 mod slot;
+
+pub use rate::decode_rate;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -81,6 +84,23 @@ pub trait EventSink: Send {
     fn send(&mut self, ev: SeqEvent) -> bool;
     /// True once the client has gone (checked every step, also during prefill).
     fn is_closed(&self) -> bool;
+}
+
+/// A sink that sends `(tag, event)` into a standard channel (benchmarks, tools): several
+/// sequences can share one receiver. A departed receiver shows at the next `send`.
+pub struct TaggedSink {
+    pub tag: usize,
+    pub tx: std::sync::mpsc::Sender<(usize, SeqEvent)>,
+}
+
+impl EventSink for TaggedSink {
+    fn send(&mut self, ev: SeqEvent) -> bool {
+        self.tx.send((self.tag, ev)).is_ok()
+    }
+
+    fn is_closed(&self) -> bool {
+        false
+    }
 }
 
 /// Restricts which tokens may be sampled (constrained decoding, e.g. JSON mode).
