@@ -43,6 +43,18 @@ pub trait Backend: Send + Sync {
     ) -> Result<()> {
         one_by_one(self, weights, mats, x, n_tokens, outs)
     }
+
+    /// How many threads this backend spreads its work over.
+    fn threads(&self) -> usize {
+        1
+    }
+
+    /// A twin of this backend that computes every result identically but on the calling
+    /// thread only (`None`: no such twin). [`crate::Glimmer::forward_batch`] uses it to give
+    /// each thread its own share of a decode batch of a small model.
+    fn serial(&self) -> Option<&dyn Backend> {
+        None
+    }
 }
 
 /// `matmul_many` as separate `matmul`s.
@@ -142,6 +154,13 @@ pub struct Cpu {
     pub isa: muser_quant::Isa,
     pub kv: KvDtype,
     team: muser_quant::SpinPool,
+    serial: CpuSerial,
+}
+
+/// [`Cpu`]'s arithmetic on the calling thread only: the same kernels, so the same bits.
+pub struct CpuSerial {
+    isa: muser_quant::Isa,
+    kv: KvDtype,
 }
 
 impl Cpu {
@@ -153,17 +172,93 @@ impl Cpu {
             .max(1);
         let team = muser_quant::SpinPool::new(n)
             .map_err(|e| crate::Error::Invalid(format!("cannot start {n} CPU threads: {e}")))?;
+        let isa = muser_quant::Isa::detect();
         Ok(Cpu {
-            isa: muser_quant::Isa::detect(),
+            isa,
             kv: KvDtype::F16,
             team,
+            serial: CpuSerial {
+                isa,
+                kv: KvDtype::F16,
+            },
         })
     }
 
     /// Forces an instruction set (e.g. `Isa::Scalar` to test the portable kernels).
     pub fn with_isa(mut self, isa: muser_quant::Isa) -> Cpu {
         self.isa = isa;
+        self.serial.isa = isa;
         self
+    }
+}
+
+/// `Kernels` for each matrix, and one `matmul_batch` job per (matrix, output).
+fn batch_on(
+    threads: muser_quant::Threads<'_>,
+    isa: muser_quant::Isa,
+    weights: &Weights,
+    mats: &[&Matrix],
+    x: &[f32],
+    n_tokens: usize,
+    outs: &mut [&mut [f32]],
+) -> Result<()> {
+    let kernels = mats
+        .iter()
+        .map(|m| muser_quant::Kernels::new(m.ty, isa))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut jobs: Vec<muser_quant::MatmulJob<'_>> = mats
+        .iter()
+        .zip(&kernels)
+        .zip(outs.iter_mut())
+        .map(|((m, k), out)| muser_quant::MatmulJob {
+            kernels: k,
+            w: weights.bytes(m),
+            n_out: m.n_out,
+            out,
+        })
+        .collect();
+    muser_quant::matmul_batch_on(threads, &mut jobs, x, n_tokens)?;
+    Ok(())
+}
+
+impl Backend for CpuSerial {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn numerics(&self) -> Numerics {
+        Numerics::Ggml
+    }
+
+    fn kv_dtype(&self) -> KvDtype {
+        self.kv
+    }
+
+    fn matmul(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x: &[f32],
+        n_tokens: usize,
+        out: &mut [f32],
+    ) -> Result<()> {
+        self.matmul_many(weights, &[m], x, n_tokens, &mut [out])
+    }
+
+    fn for_each(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        (0..n).for_each(f);
+    }
+
+    fn matmul_many(
+        &self,
+        weights: &Weights,
+        mats: &[&Matrix],
+        x: &[f32],
+        n_tokens: usize,
+        outs: &mut [&mut [f32]],
+    ) -> Result<()> {
+        let calling = muser_quant::Threads::Calling;
+        batch_on(calling, self.isa, weights, mats, x, n_tokens, outs)
     }
 }
 
@@ -210,24 +305,12 @@ impl Backend for Cpu {
     ) -> Result<()> {
         if n_tokens != 1 {
             // One quantization of the input and one dispatch for all the products.
-            let kernels = mats
-                .iter()
-                .map(|m| muser_quant::Kernels::new(m.ty, self.isa))
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            let mut jobs: Vec<muser_quant::MatmulJob<'_>> = mats
-                .iter()
-                .zip(&kernels)
-                .zip(outs.iter_mut())
-                .map(|((m, k), out)| muser_quant::MatmulJob {
-                    kernels: k,
-                    w: weights.bytes(m),
-                    n_out: m.n_out,
-                    out,
-                })
-                .collect();
-            let team = (n_tokens <= TEAM_MAX_ROWS).then_some(&self.team);
-            muser_quant::matmul_batch(team, &mut jobs, x, n_tokens)?;
-            return Ok(());
+            let threads = if n_tokens <= TEAM_MAX_ROWS {
+                muser_quant::Threads::Team(&self.team)
+            } else {
+                muser_quant::Threads::Rayon
+            };
+            return batch_on(threads, self.isa, weights, mats, x, n_tokens, outs);
         }
         let kernels = mats
             .iter()
@@ -245,5 +328,13 @@ impl Backend for Cpu {
             .collect();
         muser_quant::matmul_multi_on(&self.team, &mut jobs, x)?;
         Ok(())
+    }
+
+    fn threads(&self) -> usize {
+        self.team.size()
+    }
+
+    fn serial(&self) -> Option<&dyn Backend> {
+        Some(&self.serial)
     }
 }

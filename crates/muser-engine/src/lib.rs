@@ -13,6 +13,7 @@ pub mod model;
 pub mod ops;
 pub mod sampling;
 pub mod sched;
+mod split;
 pub mod weights;
 
 pub use backend::{Backend, Cpu, CpuRef};

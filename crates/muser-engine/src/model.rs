@@ -122,9 +122,17 @@ impl Glimmer {
     ///
     /// Every segment is checked (token ids, cache room) before any cache is touched.
     pub fn forward_batch(&self, segs: &mut [Segment<'_>]) -> Result<Vec<f32>> {
+        let rows = self.check_segments(segs)?;
+        if let Some(logits) = self.forward_split(segs) {
+            return logits;
+        }
+        self.forward_rows(self.backend.as_ref(), segs, &rows)
+    }
+
+    /// The (segment, position) of every row, after checking that every segment can run
+    /// (token ids, cache room): a refusal changes nothing.
+    pub(crate) fn check_segments(&self, segs: &[Segment<'_>]) -> Result<Vec<(usize, usize)>> {
         let c = &self.cfg;
-        let num = self.backend.numerics();
-        let e = c.n_embd;
         if segs.is_empty() || segs.iter().any(|s| s.tokens.is_empty()) {
             return Err(Error::Invalid("forward of zero tokens".into()));
         }
@@ -147,6 +155,19 @@ impl Glimmer {
             }
             rows.extend((0..n).map(|t| (si, p0 + t)));
         }
+        Ok(rows)
+    }
+
+    /// [`Glimmer::forward_batch`] on backend `b`, for checked segments with rows `rows`.
+    pub(crate) fn forward_rows(
+        &self,
+        b: &dyn Backend,
+        segs: &mut [Segment<'_>],
+        rows: &[(usize, usize)],
+    ) -> Result<Vec<f32>> {
+        let c = &self.cfg;
+        let num = b.numerics();
+        let e = c.n_embd;
         let n = rows.len();
 
         // Embedding rows, then the weightless entry norm.
@@ -166,7 +187,7 @@ impl Glimmer {
         }
 
         for layer in 0..c.n_layer {
-            self.layer(layer, segs, &rows, &mut x)?;
+            self.layer(b, layer, segs, rows, &mut x)?;
         }
 
         let mut wanted = Vec::new();
@@ -186,7 +207,7 @@ impl Glimmer {
             h.extend_from_slice(&r);
         }
         let mut logits = vec![0f32; wanted.len() * c.n_vocab];
-        self.backend.matmul(
+        b.matmul(
             &self.weights,
             &self.weights.output,
             &h,
@@ -194,7 +215,7 @@ impl Glimmer {
             &mut logits,
         )?;
         let before = self.faults.softcap_before_scale;
-        per_row(self.backend(), &mut logits, c.n_vocab, &|_, row| {
+        per_row(b, &mut logits, c.n_vocab, &|_, row| {
             if before {
                 ops::scale_softcap(num, row, 1.0, c.softcap);
                 ops::scale_softcap(num, row, c.logit_scale, 0.0);
@@ -208,6 +229,7 @@ impl Glimmer {
     /// One block for all rows of `x`; `rows[t]` is row t's (segment, position).
     fn layer(
         &self,
+        b: &dyn Backend,
         layer: usize,
         segs: &mut [Segment<'_>],
         rows: &[(usize, usize)],
@@ -215,7 +237,6 @@ impl Glimmer {
     ) -> Result<()> {
         let c = &self.cfg;
         let w = &self.weights.layers[layer];
-        let b = self.backend.as_ref();
         let num = b.numerics();
         let (e, hd, qd, kvd, ff) = (c.n_embd, c.head_dim, c.q_dim(), c.kv_dim(), c.n_ff);
         let n = x.len() / e;

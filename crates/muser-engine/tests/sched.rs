@@ -104,6 +104,111 @@ fn batched_rows_equal_solo_rows_bit_for_bit() {
     assert_eq!(&out[2 * v..], &sb1[..]);
 }
 
+/// A decode batch of a small model runs split across the threads (each thread its own share
+/// of sequences, on the serial twin): every row equals its solo run, for even and uneven
+/// shares, rings that wrapped (prompts past the 32-row window) included.
+#[test]
+fn split_decode_batches_equal_solo_rows_bit_for_bit() {
+    for (threads, n_seq) in [(2, 4), (2, 5), (3, 7)] {
+        let m = model(threads);
+        let prompts: Vec<Vec<u32>> = (0..n_seq)
+            .map(|i| prompt(i as u32 + 1, 3 + 7 * i))
+            .collect();
+        let steps: [Vec<u32>; 2] = [
+            (0..n_seq as u32).map(|i| 5 + i).collect(),
+            (0..n_seq as u32).map(|i| 300 + 3 * i).collect(),
+        ];
+        let v = m.cfg.n_vocab;
+        let mut solo = Vec::new();
+        for (i, p) in prompts.iter().enumerate() {
+            let mut kv = m.new_cache(128, 0);
+            m.forward(&mut kv, p, LogitsFor::Last).unwrap();
+            let mut rows = Vec::new();
+            for s in &steps {
+                rows.push(m.forward(&mut kv, &[s[i]], LogitsFor::Last).unwrap());
+            }
+            solo.push(rows);
+        }
+        let mut caches: Vec<_> = prompts.iter().map(|_| m.new_cache(128, 0)).collect();
+        for (kv, p) in caches.iter_mut().zip(&prompts) {
+            m.forward(kv, p, LogitsFor::Last).unwrap();
+        }
+        for (k, s) in steps.iter().enumerate() {
+            let tokens: Vec<[u32; 1]> = s.iter().map(|&t| [t]).collect();
+            let mut segs: Vec<Segment<'_>> = caches
+                .iter_mut()
+                .zip(&tokens)
+                .map(|(kv, t)| Segment {
+                    kv,
+                    tokens: t,
+                    want: LogitsFor::Last,
+                })
+                .collect();
+            assert!(
+                m.splits_batch(&segs),
+                "{threads} threads, {n_seq} sequences"
+            );
+            let out = m.forward_batch(&mut segs).unwrap();
+            assert_eq!(out.len(), n_seq * v);
+            for (i, rows) in solo.iter().enumerate() {
+                assert!(
+                    out[i * v..(i + 1) * v] == rows[k][..],
+                    "{threads} threads, {n_seq} sequences: sequence {i}, step {k}"
+                );
+            }
+        }
+    }
+    // Not split: prompts (several tokens), too few rows, one thread.
+    let m = model(2);
+    let mut kv: Vec<_> = (0..4).map(|_| m.new_cache(16, 0)).collect();
+    let segs: Vec<Segment<'_>> = kv
+        .iter_mut()
+        .map(|kv| Segment {
+            kv,
+            tokens: &[1, 2],
+            want: LogitsFor::Last,
+        })
+        .collect();
+    assert!(!m.splits_batch(&segs));
+    assert!(!m.splits_batch(&segs[..0]));
+    let one = model(1);
+    let mut kv: Vec<_> = (0..4).map(|_| one.new_cache(16, 0)).collect();
+    let segs: Vec<Segment<'_>> = kv
+        .iter_mut()
+        .map(|kv| Segment {
+            kv,
+            tokens: &[1],
+            want: LogitsFor::Last,
+        })
+        .collect();
+    assert!(!one.splits_batch(&segs));
+}
+
+/// A split-eligible decode batch with one full cache is refused before any cache moves.
+#[test]
+fn a_refused_split_batch_changes_no_cache() {
+    let m = model(2);
+    let mut caches: Vec<_> = (0..4)
+        .map(|i| m.new_cache(if i == 2 { 3 } else { 64 }, 0))
+        .collect();
+    for kv in caches.iter_mut() {
+        m.forward(kv, &prompt(1, 3), LogitsFor::Last).unwrap();
+    }
+    let mut segs: Vec<Segment<'_>> = caches
+        .iter_mut()
+        .map(|kv| Segment {
+            kv,
+            tokens: &[9],
+            want: LogitsFor::Last,
+        })
+        .collect();
+    assert!(m.splits_batch(&segs));
+    let err = m.forward_batch(&mut segs).unwrap_err();
+    assert!(err.to_string().contains("capacity of 3"), "{err}");
+    drop(segs);
+    assert!(caches.iter().all(|kv| kv.len() == 3));
+}
+
 #[test]
 fn a_refused_batch_changes_no_cache() {
     let m = model(1);

@@ -55,7 +55,7 @@ pub use legacy::{
     quantize_row_q51_ref, quantize_row_q80_ref,
 };
 pub use matmul::{matmul, matmul_multi, matmul_multi_on, matmul_with, MatvecJob};
-pub use matmul_batch::{matmul_batch, MatmulJob};
+pub use matmul_batch::{matmul_batch, matmul_batch_on, MatmulJob, Threads};
 pub use muser_gguf::{GgmlType, QK_K};
 pub use q8::{
     activation_row_size, quantize_activation, quantize_row_q80_cpu, quantize_row_q81_cpu,

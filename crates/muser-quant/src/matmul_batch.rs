@@ -38,9 +38,31 @@ fn mul(a: usize, b: usize) -> Result<usize> {
 /// What a task reads: kernels, weights, weight row bytes, quantized input, its row bytes.
 type View<'a> = (&'a Kernels, &'a [u8], usize, &'a [u8], usize);
 
+/// Where [`matmul_batch_on`] runs its tasks.
+#[derive(Clone, Copy)]
+pub enum Threads<'a> {
+    /// All on the calling thread (a caller that already spreads its own work over cores).
+    Calling,
+    /// On a spinning team (small, latency-bound products).
+    Team(&'a SpinPool),
+    /// On rayon's global pool.
+    Rayon,
+}
+
 /// `x: [n_tokens, n_in]` times every job's matrix, on `pool` when given (else rayon).
 pub fn matmul_batch(
     pool: Option<&SpinPool>,
+    jobs: &mut [MatmulJob<'_>],
+    x: &[f32],
+    n_tokens: usize,
+) -> Result<()> {
+    let threads = pool.map_or(Threads::Rayon, Threads::Team);
+    matmul_batch_on(threads, jobs, x, n_tokens)
+}
+
+/// [`matmul_batch`] on the given threads. Every result is the same whichever they are.
+pub fn matmul_batch_on(
+    threads: Threads<'_>,
     jobs: &mut [MatmulJob<'_>],
     x: &[f32],
     n_tokens: usize,
@@ -72,7 +94,7 @@ pub fn matmul_batch(
         let a_row = activation_row_size(ty, n_in)?;
         let mut buf = vec![0u8; mul(n_tokens, a_row)?];
         if a_row > 0 {
-            quantize_rows(pool, ty, x, n_in, a_row, &mut buf)?;
+            quantize_rows(threads, ty, x, n_in, a_row, &mut buf)?;
         }
         acts.push((ty, a_row, buf));
     }
@@ -137,9 +159,11 @@ pub fn matmul_batch(
             }
         }
     };
-    match pool {
-        Some(pool) if parallel && pool.size() > 1 => pool.for_each(tasks.len(), &run),
-        _ if parallel => (0..tasks.len()).into_par_iter().for_each(run),
+    match threads {
+        Threads::Team(pool) if parallel && pool.size() > 1 => pool.for_each(tasks.len(), &run),
+        Threads::Team(_) | Threads::Rayon if parallel => {
+            (0..tasks.len()).into_par_iter().for_each(run)
+        }
         _ => (0..tasks.len()).for_each(run),
     }
     drop(parts);
@@ -159,15 +183,19 @@ pub fn matmul_batch(
 
 /// `dst: [n_tokens, a_row]` = every `n_in`-wide row of `x` quantized to `ty`.
 fn quantize_rows(
-    pool: Option<&SpinPool>,
+    threads: Threads<'_>,
     ty: GgmlType,
     x: &[f32],
     n_in: usize,
     a_row: usize,
     dst: &mut [u8],
 ) -> Result<()> {
-    match pool {
-        Some(pool) => {
+    match threads {
+        Threads::Calling => dst
+            .chunks_mut(a_row)
+            .zip(x.chunks(n_in.max(1)))
+            .try_for_each(|(d, s)| quantize_activation_into(ty, s, d)),
+        Threads::Team(pool) => {
             let rows: Vec<Mutex<&mut [u8]>> = dst.chunks_mut(a_row).map(Mutex::new).collect();
             let failed = Mutex::new(None);
             pool.for_each(rows.len(), &|t| {
@@ -181,7 +209,7 @@ fn quantize_rows(
                 None => Ok(()),
             }
         }
-        None => dst
+        Threads::Rayon => dst
             .par_chunks_mut(a_row)
             .zip(x.par_chunks(n_in.max(1)))
             .with_min_len(8)

@@ -1,0 +1,80 @@
+//! Decode batches of a small model split across threads: each thread runs its own share of
+//! the sequences through the whole graph on the backend's serial twin, with no
+//! synchronisation between the ops of a step.
+//!
+//! A small model's weights sit in cache, so a decode step is not bandwidth-bound: what the
+//! usual op-by-op parallelism costs is the synchronisation after every op (about 15 per
+//! layer), which dominated batched decode of the `tiny` preset on the 2-core dev VM
+//! (bench/runs/2026-11-30-serve). For a large model, each thread would read every weight once
+//! per step, so the split is only taken below [`SPLIT_MAX_WEIGHT_BYTES`].
+//!
+//! Every row's result is the same as in the op-by-op path: the serial twin runs the same
+//! kernels, and every kernel computes a row alone (batch invariance).
+
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::model::{Glimmer, Segment};
+
+/// Largest decode weight set (bytes read per token) whose batches are split across threads:
+/// well inside a server CPU's last-level cache.
+pub const SPLIT_MAX_WEIGHT_BYTES: u64 = 16 << 20;
+
+/// Fewest rows per thread worth a split.
+const SPLIT_MIN_ROWS_PER_THREAD: usize = 2;
+
+impl Glimmer {
+    /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: one-token
+    /// segments (a decode step), at least two per thread, a model of at most
+    /// [`SPLIT_MAX_WEIGHT_BYTES`], and a backend with a serial twin.
+    pub fn splits_batch(&self, segs: &[Segment<'_>]) -> bool {
+        let backend = self.backend();
+        let threads = backend.threads();
+        backend.serial().is_some()
+            && threads >= 2
+            && segs.len() >= SPLIT_MIN_ROWS_PER_THREAD * threads
+            && segs.iter().all(|s| s.tokens.len() == 1)
+            && self.weights.decode_bytes() <= SPLIT_MAX_WEIGHT_BYTES
+    }
+
+    /// [`Glimmer::forward_batch`] of checked segments split across threads, or `None` when the
+    /// batch does not qualify (not all one-token segments, too few of them, a large model, or
+    /// a backend without a serial twin).
+    pub(crate) fn forward_split(&self, segs: &mut [Segment<'_>]) -> Option<Result<Vec<f32>>> {
+        if !self.splits_batch(segs) {
+            return None;
+        }
+        let backend = self.backend();
+        let serial = backend.serial()?;
+        let threads = backend.threads();
+        let n = segs.len();
+        // Contiguous shares, the first `n % threads` one row longer.
+        type Share<'s, 'a> = Mutex<(&'s mut [Segment<'a>], Option<Result<Vec<f32>>>)>;
+        let mut shares: Vec<Share<'_, '_>> = Vec::with_capacity(threads);
+        let mut rest = segs;
+        for i in 0..threads {
+            let take = n / threads + usize::from(i < n % threads);
+            let (head, tail) = rest.split_at_mut(take);
+            shares.push(Mutex::new((head, None)));
+            rest = tail;
+        }
+        backend.for_each(threads, &|i| {
+            let mut share = shares[i].lock().unwrap_or_else(|e| e.into_inner());
+            let segs = &mut *share.0;
+            let result = self
+                .check_segments(segs)
+                .and_then(|rows| self.forward_rows(serial, segs, &rows));
+            share.1 = Some(result);
+        });
+        let mut logits = Vec::new();
+        for share in shares {
+            let (_, result) = share.into_inner().unwrap_or_else(|e| e.into_inner());
+            match result {
+                Some(Ok(part)) => logits.extend(part),
+                Some(Err(e)) => return Some(Err(e)),
+                None => return Some(Err(Error::Invalid("a batch share did not run".into()))),
+            }
+        }
+        Some(Ok(logits))
+    }
+}
