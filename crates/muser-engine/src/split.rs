@@ -11,6 +11,7 @@
 //! Every row's result is the same as in the op-by-op path: the serial twin runs the same
 //! kernels, and every kernel computes a row alone (batch invariance).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
@@ -22,6 +23,9 @@ pub const SPLIT_MAX_WEIGHT_BYTES: u64 = 16 << 20;
 
 /// Fewest rows per thread worth a split.
 const SPLIT_MIN_ROWS_PER_THREAD: usize = 2;
+
+/// Most rows a thread takes at a time (the four-token kernels' width).
+const SPLIT_GROUP: usize = 4;
 
 impl Glimmer {
     /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: one-token
@@ -48,18 +52,24 @@ impl Glimmer {
         let serial = backend.serial()?;
         let threads = backend.threads();
         let n = segs.len();
-        // Contiguous shares, the first `n % threads` one row longer.
+        // Contiguous groups of at most SPLIT_GROUP rows (at least one per thread), the first
+        // `n % groups` one row longer, claimed by whichever thread is free: a thread that the
+        // OS takes away for a while delays only the group it holds.
+        let groups = threads.max(n.div_ceil(SPLIT_GROUP));
         type Share<'s, 'a> = Mutex<(&'s mut [Segment<'a>], Option<Result<Vec<f32>>>)>;
-        let mut shares: Vec<Share<'_, '_>> = Vec::with_capacity(threads);
+        let mut shares: Vec<Share<'_, '_>> = Vec::with_capacity(groups);
         let mut rest = segs;
-        for i in 0..threads {
-            let take = n / threads + usize::from(i < n % threads);
+        for i in 0..groups {
+            let take = n / groups + usize::from(i < n % groups);
             let (head, tail) = rest.split_at_mut(take);
             shares.push(Mutex::new((head, None)));
             rest = tail;
         }
-        backend.for_each(threads, &|i| {
-            let mut share = shares[i].lock().unwrap_or_else(|e| e.into_inner());
+        let next = AtomicUsize::new(0);
+        backend.for_each(threads, &|_| loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(share) = shares.get(i) else { break };
+            let mut share = share.lock().unwrap_or_else(|e| e.into_inner());
             let segs = &mut *share.0;
             let result = self
                 .check_segments(segs)

@@ -12,13 +12,23 @@ use std::time::{Duration, Instant};
 /// Idle time after which a worker parks instead of spinning (costs a futex wake later).
 const SPIN_FOR: Duration = Duration::from_millis(2);
 
+/// Spins of the dispatching thread waiting for its workers before it starts yielding the core
+/// (some tens of microseconds).
+const YIELD_AFTER_SPINS: u32 = 1 << 10;
+
 /// A job: called as `f(part, n_parts)` on every member of the team.
 type Job = dyn Fn(usize, usize) + Sync;
 
 struct Shared {
     generation: AtomicU64,
-    pending: AtomicUsize,
-    /// The current job, valid while `pending > 0` (see `run`).
+    /// The generation whose job is open to workers (0: none).
+    open: AtomicU64,
+    /// Next part to claim, and parts finished, of the open job.
+    next: AtomicUsize,
+    done: AtomicUsize,
+    /// Workers inside the current job (registered while it was open).
+    active: AtomicUsize,
+    /// The current job, valid while it is open or `active > 0` (see `run`).
     job: Mutex<Option<&'static Job>>,
     panicked: AtomicBool,
     shutdown: AtomicBool,
@@ -40,7 +50,10 @@ impl SpinPool {
     pub fn new(n: usize) -> std::io::Result<SpinPool> {
         let shared = Arc::new(Shared {
             generation: AtomicU64::new(0),
-            pending: AtomicUsize::new(0),
+            open: AtomicU64::new(0),
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
             job: Mutex::new(None),
             panicked: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
@@ -59,7 +72,7 @@ impl SpinPool {
             pool.workers.push(
                 std::thread::Builder::new()
                     .name(format!("muser-spin-{part}"))
-                    .spawn(move || worker(&s, part, n))?,
+                    .spawn(move || worker(&s, n))?,
             );
         }
         Ok(pool)
@@ -79,7 +92,8 @@ impl SpinPool {
         self.workers.len() + 1
     }
 
-    /// Runs `f(part, n)` for every `part < n` (part 0 on the calling thread) and returns when
+    /// Runs `f(part, n)` for every `part < n` (part 0 on the calling thread, the others on
+    /// whichever member claims them first) and returns when
     /// all have finished. A panic in any part is re-raised here.
     pub fn run<'a>(&self, f: &'a (dyn Fn(usize, usize) + Sync + 'a)) {
         let n = self.size();
@@ -89,26 +103,39 @@ impl SpinPool {
         }
         let _one_at_a_time = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         let s = &self.shared;
-        // SAFETY: the reference is only used by workers between the `generation` bump below
-        // and their `pending` decrement; this function does not return (nor unwind: part 0
-        // runs under catch_unwind) before `pending` is back to zero, and clears the slot
-        // before returning, so `f` outlives every use.
+        // SAFETY: workers use the reference only while registered in `active` for a job that
+        // was open when they registered; this function closes the job and waits for `active`
+        // to reach zero before it returns (it does not unwind before that: every part runs
+        // under catch_unwind), and clears the slot, so `f` outlives every use.
         let job: &'static Job = unsafe {
             std::mem::transmute::<&'a (dyn Fn(usize, usize) + Sync + 'a), &'static Job>(f)
         };
         *s.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job);
-        s.pending.store(n - 1, SeqCst);
-        s.generation.fetch_add(1, SeqCst);
+        s.next.store(1, SeqCst);
+        s.done.store(0, SeqCst);
+        let generation = s.generation.load(SeqCst) + 1;
+        s.open.store(generation, SeqCst);
+        s.generation.store(generation, SeqCst);
         if s.sleeping.load(SeqCst) > 0 {
             let _g = s.park.lock().unwrap_or_else(|e| e.into_inner());
             s.wake.notify_all();
         }
-        let mine = catch_unwind(AssertUnwindSafe(|| f(0, n)));
-        while s.pending.load(SeqCst) != 0 {
-            std::hint::spin_loop();
+        // Part 0 here, then any part no worker has claimed yet: a worker the OS has not
+        // scheduled (on a busy machine) delays nothing it has not started.
+        let mut first_panic = None;
+        let mut part = 0;
+        while part < n {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(part, n))) {
+                first_panic.get_or_insert(p);
+            }
+            s.done.fetch_add(1, SeqCst);
+            part = s.next.fetch_add(1, SeqCst);
         }
+        wait_until(|| s.done.load(SeqCst) == n);
+        s.open.store(0, SeqCst);
+        wait_until(|| s.active.load(SeqCst) == 0);
         *s.job.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        if let Err(p) = mine {
+        if let Some(p) = first_panic {
             std::panic::resume_unwind(p);
         }
         if s.panicked.swap(false, SeqCst) {
@@ -117,7 +144,21 @@ impl SpinPool {
     }
 }
 
-fn worker(s: &Shared, part: usize, n: usize) {
+/// Spins briefly, then yields until `ready()`: on a busy machine the thread being waited for
+/// may need this very core.
+fn wait_until(ready: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !ready() {
+        spins = spins.saturating_add(1);
+        if spins < YIELD_AFTER_SPINS {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+fn worker(s: &Shared, n: usize) {
     let mut seen = 0u64;
     loop {
         let idle_since = Instant::now();
@@ -147,13 +188,25 @@ fn worker(s: &Shared, part: usize, n: usize) {
                 std::hint::spin_loop();
             }
         }
-        let job = *s.job.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(job) = job {
-            if catch_unwind(AssertUnwindSafe(|| job(part, n))).is_err() {
-                s.panicked.store(true, SeqCst);
+        // Register, then check that this generation's job is still open (both SeqCst: either
+        // `run` sees this registration before it clears the job, or this sees it closed).
+        s.active.fetch_add(1, SeqCst);
+        if s.open.load(SeqCst) == seen {
+            let job = *s.job.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(job) = job {
+                loop {
+                    let part = s.next.fetch_add(1, SeqCst);
+                    if part >= n {
+                        break;
+                    }
+                    if catch_unwind(AssertUnwindSafe(|| job(part, n))).is_err() {
+                        s.panicked.store(true, SeqCst);
+                    }
+                    s.done.fetch_add(1, SeqCst);
+                }
             }
         }
-        s.pending.fetch_sub(1, SeqCst);
+        s.active.fetch_sub(1, SeqCst);
     }
 }
 
