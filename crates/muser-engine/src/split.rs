@@ -22,14 +22,14 @@ use crate::model::{Glimmer, Segment};
 pub const SPLIT_MAX_WEIGHT_BYTES: u64 = 16 << 20;
 
 /// Fewest rows per thread worth a split.
-const SPLIT_MIN_ROWS_PER_THREAD: usize = 2;
+const SPLIT_MIN_ROWS_PER_THREAD: usize = 1;
 
 /// Most rows a thread takes at a time (the four-token kernels' width).
 const SPLIT_GROUP: usize = 4;
 
 impl Glimmer {
     /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: one-token
-    /// segments (a decode step), at least two per thread, a model of at most
+    /// segments (a decode step), at least one per thread, a model of at most
     /// [`SPLIT_MAX_WEIGHT_BYTES`], and a backend with a serial twin.
     pub fn splits_batch(&self, segs: &[Segment<'_>]) -> bool {
         let backend = self.backend();
@@ -55,7 +55,7 @@ impl Glimmer {
         // Contiguous groups of at most SPLIT_GROUP rows (at least one per thread), the first
         // `n % groups` one row longer, claimed by whichever thread is free: a thread that the
         // OS takes away for a while delays only the group it holds.
-        let groups = threads.max(n.div_ceil(SPLIT_GROUP));
+        let groups = threads.max(n.div_ceil(SPLIT_GROUP)).min(n);
         type Share<'s, 'a> = Mutex<(&'s mut [Segment<'a>], Option<Result<Vec<f32>>>)>;
         let mut shares: Vec<Share<'_, '_>> = Vec::with_capacity(groups);
         let mut rest = segs;
