@@ -13,7 +13,8 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, AttnChoice, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, Q8Act, Seg, SegKernel,
+    SEG_KERNELS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -446,6 +447,29 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             }
         }
         dev.set_attention(chosen);
+        // Plain launches (no PDL, no prefetch) against the default: the same bits.
+        let tuned = dev.decode_tuning();
+        dev.set_decode_tuning(DecodeTuning::PLAIN);
+        let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+        let mut diff = 0usize;
+        for (i, &t) in tokens.iter().enumerate() {
+            let l = s2.step(t).unwrap();
+            diff += l
+                .iter()
+                .zip(&whole[i * l.len()..(i + 1) * l.len()])
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+        }
+        dev.set_decode_tuning(tuned);
+        println!(
+            "model {name:20} launches {tuned:?} vs PLAIN: {diff} logits differ {}",
+            if diff == 0 { "ok" } else { "FAIL" }
+        );
+        if diff == 0 {
+            pass += 1;
+        } else {
+            fail += 1;
+        }
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
         let ok_w = whole.iter().all(|x| x.is_finite())
             && kl_w <= kl_cpu.max(1e-9)
@@ -703,6 +727,47 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     }
     dev.set_one_token_kernel(chosen);
     let _ = &mut sess;
+    tuning_ab(&dev, &model);
+}
+
+/// Decode speed with each launch tuning (PDL, L2 weight prefetch bytes per warp), the
+/// default last with its profile.
+fn tuning_ab(dev: &Cuda, model: &Glimmer) {
+    let chosen = dev.decode_tuning();
+    let t = |pdl, prefetch| DecodeTuning { pdl, prefetch };
+    for tune in [
+        DecodeTuning::PLAIN,
+        t(false, 8192),
+        t(true, 0),
+        t(true, 4096),
+        t(true, 8192),
+        t(true, 16384),
+        t(true, 32768),
+        DecodeTuning::PLAIN,
+        chosen,
+    ] {
+        dev.set_decode_tuning(tune);
+        let mut sess = CudaSession::new(dev, model, 256).unwrap();
+        for _ in 0..2 {
+            sess.step_argmax(11).unwrap();
+        }
+        let mut best = 0f64;
+        for _ in 0..3 {
+            let n = 48;
+            let t0 = Instant::now();
+            for i in 0..n {
+                sess.step_argmax((i * 31 + 7) as u32).unwrap();
+            }
+            best = best.max(n as f64 / t0.elapsed().as_secs_f64());
+        }
+        println!(
+            "tuning {tune:?}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48)",
+            1e3 / best
+        );
+    }
+    let mut sess = CudaSession::new(dev, model, 256).unwrap();
+    print_profile(&mut sess, 3);
+    dev.set_decode_tuning(chosen);
 }
 
 /// Decode at a synthetic depth (cache rows filled directly), and the KV memory against

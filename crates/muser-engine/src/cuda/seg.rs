@@ -5,6 +5,8 @@
 use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
+
+use super::launch::{launch_ex, DecodeTuning, KArg};
 use muser_gguf::GgmlType;
 
 use super::{cuda_err, Cuda, WARPS};
@@ -155,6 +157,20 @@ impl Cuda {
         n_in: usize,
         post: Option<(f32, f32)>,
     ) -> Result<()> {
+        self.matvec1_q8_tuned(kernel, segs, act, n_in, post, DecodeTuning::PLAIN)
+    }
+
+    /// `matvec1_q8` launched as the decode graph launches it: with programmatic dependent
+    /// launch and the L2 weight prefetch of `tuning`.
+    pub(crate) fn matvec1_q8_tuned(
+        &self,
+        kernel: SegKernel,
+        segs: &mut [Seg<'_>],
+        act: &Q8Act,
+        n_in: usize,
+        post: Option<(f32, f32)>,
+        tuning: DecodeTuning,
+    ) -> Result<()> {
         if segs.is_empty() || segs.len() > 4 || n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
                 "segment matvec: {} matrices (1-4), n_in {n_in} (a multiple of 256 within {})",
@@ -168,9 +184,9 @@ impl Cuda {
             .ok_or_else(|| Error::Cuda(format!("kernel {} not loaded", kernel.name)))?;
         let st = &self.stream;
         // (w, type, n_out, y, first block) per segment; unused ones have n_out 0.
-        let mut args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
+        let mut segs_args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
         let mut blocks = 0usize;
-        for (a, s) in args.iter_mut().zip(segs.iter_mut()) {
+        for (a, s) in segs_args.iter_mut().zip(segs.iter_mut()) {
             let bytes = s.ty.bytes_for((s.n_out * n_in) as u64).unwrap_or(u64::MAX);
             if (s.w.len() as u64) < bytes || s.y.len() < s.n_out {
                 return Err(Error::Cuda(format!(
@@ -196,22 +212,26 @@ impl Cuda {
             Some((s, c)) => (1i32, s, c),
             None => (0, 1.0, 0.0),
         };
-        let n_in_i = n_in as i32;
-        let mut b = st.launch_builder(f);
-        b.arg(&args[0].0)
-            .arg(&args[0].1)
-            .arg(&args[0].2)
-            .arg(&args[0].3);
-        for a in &args[1..] {
-            b.arg(&a.0).arg(&a.1).arg(&a.2).arg(&a.3).arg(&a.4);
+        let mut args = Vec::with_capacity(27);
+        for (i, &(w, t, n, y, b)) in segs_args.iter().enumerate() {
+            args.extend([KArg::P(w), KArg::I(t), KArg::I(n), KArg::P(y)]);
+            if i > 0 {
+                args.push(KArg::I(b));
+            }
         }
-        b.arg(&act.qa)
-            .arg(&act.da)
-            .arg(&act.sa)
-            .arg(&n_in_i)
-            .arg(&post_on)
-            .arg(&scale)
-            .arg(&cap);
+        let (qa, _) = act.qa.device_ptr(st);
+        let (da, _) = act.da.device_ptr(st);
+        let (sa, _) = act.sa.device_ptr(st);
+        args.extend([
+            KArg::P(qa),
+            KArg::P(da),
+            KArg::P(sa),
+            KArg::I(n_in as i32),
+            KArg::I(post_on),
+            KArg::F(scale),
+            KArg::F(cap),
+            KArg::U(tuning.prefetch),
+        ]);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (32 * kernel.warps as u32, 1, 1),
@@ -219,9 +239,9 @@ impl Cuda {
         };
         // SAFETY: every segment's weights hold `n_out` rows of `n_in` elements and its output
         // `n_out` values (checked above); the activation buffers hold `n_in` values; each
-        // block reads and writes only within its segment's rows.
-        unsafe { b.launch(cfg) }.map_err(cuda_err("launching segment matvec"))?;
-        Ok(())
+        // block reads and writes only within its segment's rows (the prefetch too) and waits
+        // for the previous kernel before reading the activations or writing.
+        unsafe { launch_ex(st, f, cfg, &args, tuning.pdl) }
     }
 
     /// One token through the segment kernel from f32 activations (quantized into the

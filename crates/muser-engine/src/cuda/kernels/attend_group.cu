@@ -145,6 +145,8 @@ __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, c
     extern "C" __global__ void attend_group_##HD##_##GT(                                       \
         const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
         const int *meta, int cap, float scale) {                                               \
+        pdl_trigger();                                                                         \
+        pdl_wait();                                                                            \
         attend_group_hd<HD, GT>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);          \
     }
 ATTEND_GROUP(64, 4)

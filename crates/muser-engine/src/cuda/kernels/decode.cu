@@ -53,6 +53,8 @@ __device__ __forceinline__ float block_max(float v, float *shared) {
 
 // l = cap * tanh(l * scale / cap) (cap 0: l * scale), element-wise.
 extern "C" __global__ void scale_softcap(float *l, int n, float scale, float cap) {
+    pdl_trigger();
+    pdl_wait();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         const float v = l[i] * scale;
@@ -199,6 +201,8 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
     extern "C" __global__ void attend_split_##HD(const float *q, const u16 *kc, const u16 *vc, \
                                                  float *part, int n_head, int n_head_kv,       \
                                                  const int *meta, int cap, float scale) {      \
+        pdl_trigger();                                                                         \
+        pdl_wait();                                                                            \
         attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);              \
     }
 ATTEND_SPLIT(64)
@@ -398,6 +402,8 @@ __device__ __forceinline__ void norm_tail_vec8(float *x, const float *o, const f
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8(float *x, const float *o, const float *wp, float eps_post,
                                         const float *wn, float eps, float *h, signed char *qa,
                                         float *da, float *sa, int n, int mode) {
+    pdl_trigger();
+    pdl_wait();
     __shared__ float sh[32];
     if (n % 8 == 0 && n <= 8 * (int)blockDim.x)
         norm_tail_vec8(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, sh);
@@ -413,6 +419,8 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
                                               int n_head_kv, int hd, float eps, const int *pos_p,
                                               float base, int rope, u16 *kc, u16 *vc,
                                               const int *slot_p) {
+    pdl_trigger();
+    pdl_wait();
     const int h = blockIdx.x;
     const size_t row = (size_t)(*slot_p) * n_head_kv * hd;
     if (h >= n_head + n_head_kv) {
@@ -454,6 +462,8 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
 extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, const float *g,
                                                 signed char *qa, float *da, float *sa, int hd,
                                                 int n_split) {
+    pdl_trigger();
+    pdl_wait();
     // Split weights exp(m_s - max) computed once, by all threads, into shared memory (the
     // session caps the splits at MAX_SPLITS); every thread walking all splits for the max
     // and the total measured 13 µs per layer at depth 32768 and 66 µs at 131072.
@@ -492,6 +502,8 @@ extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, c
 // (n % 32 == 0 when qa is set).
 extern "C" __global__ void swiglu_q8(float *g, const float *u, signed char *qa, float *da,
                                      float *sa, int n) {
+    pdl_trigger();
+    pdl_wait();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if ((i & ~31) >= n) return;
     float r = 0.0f;

@@ -260,11 +260,24 @@ extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long 
 #define SEG_Q6_K_SPLIT 2
 
 // One block's rows of a segment: warps per block × RR4 (Q4_K) or × RR6 (Q6_K, both layouts).
+// Before the programmatic-launch wait (the weights are immutable), lane 0 of each warp asks
+// for the first `pf` bytes of its rows in L2 (its rows are contiguous in every layout), so
+// that the blocks of the first wave stream weights while the previous kernel finishes.
 template <int RR4, int RR6, bool HINT>
 __device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed char *qa,
                                          const float *da, const float *sa, float *y, int n_in,
-                                         int n_out, int blk, int post, float scale, float cap) {
+                                         int n_out, int blk, int post, float scale, float cap,
+                                         u32 pf) {
     const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const int rr = type == SEG_Q4_K ? RR4 : RR6;
+    if (pf > 0 && (threadIdx.x & 31) == 0 && warp * rr < n_out) {
+        const size_t row_bytes = (size_t)(n_in >> 8) * (type == SEG_Q4_K ? 144 : type == SEG_Q6_K ? 210 : 208);
+        const size_t rows = (size_t)min(rr, n_out - warp * rr);
+        // The file's Q6_K rows are only 2-byte aligned: prefetch from the 16-byte boundary.
+        const size_t b0 = (size_t)warp * rr * row_bytes, a0 = b0 & ~(size_t)15;
+        prefetch_l2(w + a0, (u32)min((size_t)pf, rows * row_bytes + (b0 - a0)));
+    }
+    pdl_wait();
     if (type == SEG_Q4_K) {
         if (warp * RR4 < n_out)
             q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
@@ -278,25 +291,28 @@ __device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed cha
 }
 
 // Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
-// starting at block bi; unused segments have ni = 0) over one int8 activation row.
+// starting at block bi; unused segments have ni = 0) over one int8 activation row; `pf`: bytes
+// of each warp's rows to prefetch into L2 before the programmatic-launch wait (0: none).
 #define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB)                                                 \
     extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
         const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
         int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
         int n3, float *y3, int b3, const signed char *qa, const float *da, const float *sa,  \
-        int n_in, int post, float scale, float cap) {                                         \
+        int n_in, int post, float scale, float cap, u32 pf) {                                 \
+        pdl_trigger();                                                                        \
         const int b = blockIdx.x;                                                             \
         if (b >= b3 && n3 > 0)                                                                \
             seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post, scale,   \
-                                     cap);                                                    \
+                                     cap, pf);                                                \
         else if (b >= b2 && n2 > 0)                                                           \
             seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post, scale,   \
-                                     cap);                                                    \
+                                     cap, pf);                                                \
         else if (b >= b1 && n1 > 0)                                                           \
             seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post, scale,   \
-                                     cap);                                                    \
+                                     cap, pf);                                                \
         else                                                                                  \
-            seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, cap);  \
+            seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, cap,   \
+                                     pf);                                                     \
     }
 
 // Measured on the H200 (19968 x 6656, GB/s, Q4_K / Q6_K): streaming loads (L1 bypass + L2

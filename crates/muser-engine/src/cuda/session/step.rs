@@ -8,9 +8,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
-use super::{elems, kernel, launch_err, one_block, splits, CudaSession};
+use super::{elems, kernel, one_block, splits, CudaSession};
+use crate::cuda::launch::{launch_ex, DecodeTuning, KArg as Arg};
 use crate::cuda::seg::SEG_TYPES;
 use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
@@ -25,32 +26,15 @@ fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
     p
 }
 
-/// A kernel argument (addresses as `u64`).
-#[derive(Clone, Copy)]
-enum Arg {
-    P(u64),
-    I(i32),
-    F(f32),
-}
-
-/// Launches decode kernel `name` with `args`.
+/// Launches decode kernel `name` with `args` (programmatic dependent launch when `pdl`).
 ///
 /// # Safety
 /// The arguments must match the kernel's parameters, and every address must be a live
 /// buffer as large as the kernel indexes for the sizes passed with it.
-unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
-    let st = cuda.stream();
-    let mut b = st.launch_builder(kernel(cuda, name)?);
-    for a in args {
-        match a {
-            Arg::P(p) => b.arg(p),
-            Arg::I(i) => b.arg(i),
-            Arg::F(f) => b.arg(f),
-        };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { b.launch(cfg) }.map_err(launch_err)?;
-    Ok(())
+unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg], pdl: bool) -> Result<()> {
+    // SAFETY: the caller's contract; every decode kernel waits for its predecessor
+    // (`pdl_wait`) before touching shared data.
+    unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, pdl) }
 }
 
 /// A segment-kernel product: the weights on the device, the matrix, the output.
@@ -66,6 +50,7 @@ fn project(
     x: &CudaSlice<f32>,
     act: Option<(&Q8Act, SegKernel)>,
     post: Option<(f32, f32)>,
+    tuning: DecodeTuning,
 ) -> Result<()> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
@@ -100,7 +85,7 @@ fn project(
                 n_out: m.n_out,
             })
             .collect();
-        cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
+        cuda.matvec1_q8_tuned(kern, &mut segs, act, n_in, post, tuning)?;
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || format!("mv {}", label.join(" + ")))?;
     }
@@ -136,6 +121,7 @@ impl CudaSession<'_> {
         wp: Option<&CudaSlice<f32>>,
         wn: &CudaSlice<f32>,
         q8: bool,
+        pdl: bool,
     ) -> Result<()> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
@@ -157,7 +143,7 @@ impl CudaSession<'_> {
         ];
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
-        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args)? };
+        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args, pdl)? };
         self.mark(|| format!("norm_tail mode {mode}"))
     }
 
@@ -172,6 +158,8 @@ impl CudaSession<'_> {
         let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
         let n_layer = c.n_layer;
         let attn = cuda.attention();
+        let tune = cuda.decode_tuning();
+        let pdl = tune.pdl;
         if let Some(table) = &self.embed {
             // The token id is the last of the step's parameters.
             let tok = self.params.slice(1 + 3 * n_layer..);
@@ -186,7 +174,8 @@ impl CudaSession<'_> {
             )?;
             self.mark(|| "embed_gather".into())?;
         }
-        self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
+        // The first kernel after the embedding (or the host's row upload): a plain launch.
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8, false)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
             {
@@ -204,6 +193,7 @@ impl CudaSession<'_> {
                     &s.h,
                     kern.map(|k| (&self.act, k)),
                     None,
+                    tune,
                 )?;
             }
             let lay = &self.layers[l];
@@ -234,7 +224,7 @@ impl CudaSession<'_> {
             };
             // SAFETY: q, k, v hold q_dim / kv_dim values; the cache holds capacity × kv_dim
             // halves and the slot read from `params` is below the capacity.
-            unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args)? };
+            unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args, pdl)? };
             self.mark(|| "qk_norm_rope_store".into())?;
             let n_split = splits(lay.place.capacity);
             let args = [
@@ -271,7 +261,7 @@ impl CudaSession<'_> {
             // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
             // window read from `params` lies within the cache; a grouped block's heads
             // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv).
-            unsafe { launch(cuda, name, cfg, &args)? };
+            unsafe { launch(cuda, name, cfg, &args, pdl)? };
             self.mark(|| name.into())?;
             let [qa, da, sa] = self.q8_args(q8);
             let args = [
@@ -290,7 +280,7 @@ impl CudaSession<'_> {
                 shared_mem_bytes: 0,
             };
             // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim.
-            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args)? };
+            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args, pdl)? };
             self.mark(|| "attend_merge_gate_q8".into())?;
             {
                 let s = &mut self.s;
@@ -302,6 +292,7 @@ impl CudaSession<'_> {
                     &s.attn,
                     kern.map(|k| (&self.act, k)),
                     None,
+                    tune,
                 )?;
             }
             self.norm_tail(
@@ -309,6 +300,7 @@ impl CudaSession<'_> {
                 Some(&self.layers[l].norms[3]),
                 &self.layers[l].norms[4],
                 q8,
+                pdl,
             )?;
             {
                 let s = &mut self.s;
@@ -320,6 +312,7 @@ impl CudaSession<'_> {
                     &s.h,
                     kern.map(|k| (&self.act, k)),
                     None,
+                    tune,
                 )?;
             }
             let [qa, da, sa] = self.q8_args(q8);
@@ -332,7 +325,7 @@ impl CudaSession<'_> {
                 Arg::I(c.n_ff as i32),
             ];
             // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
-            unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args)? };
+            unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args, pdl)? };
             self.mark(|| "swiglu_q8".into())?;
             {
                 let s = &mut self.s;
@@ -344,6 +337,7 @@ impl CudaSession<'_> {
                     &s.g,
                     kern.map(|k| (&self.act, k)),
                     None,
+                    tune,
                 )?;
             }
             let next_norm = if l + 1 < n_layer {
@@ -351,7 +345,7 @@ impl CudaSession<'_> {
             } else {
                 &self.output_norm
             };
-            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
+            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pdl)?;
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.
         let out = &model.weights.output;
@@ -365,6 +359,7 @@ impl CudaSession<'_> {
                 &s.h,
                 kern.map(|k| (&self.act, k)),
                 Some((c.logit_scale, c.softcap)),
+                tune,
             )?;
         }
         if !(q8 && SEG_TYPES.contains(&out.ty)) {
@@ -375,7 +370,7 @@ impl CudaSession<'_> {
                 Arg::F(c.softcap),
             ];
             // SAFETY: logits hold n_vocab values.
-            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args)? };
+            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args, pdl)? };
             self.mark(|| "scale_softcap".into())?;
         }
         Ok(())

@@ -1,0 +1,102 @@
+//! Kernel launches through `cuLaunchKernelEx`, optionally with programmatic dependent launch
+//! (PDL, sm_90+): the kernel may start while the previous kernel on the stream still runs,
+//! and waits for it inside (`pdl_wait` in `common.cuh`), so that launch latency, block
+//! scheduling and the next matrix's weight prefetch overlap the previous kernel's tail.
+//! Captured into the decode graph as programmatic edges.
+
+use std::ffi::c_void;
+
+use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
+
+use crate::error::{Error, Result};
+
+/// A kernel argument (device addresses as `u64`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum KArg {
+    P(u64),
+    I(i32),
+    U(u32),
+    F(f32),
+}
+
+/// How the decode step launches its kernels. Chosen once per session (a captured graph keeps
+/// it); settable for A/B measurements through `Cuda::set_decode_tuning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeTuning {
+    /// Programmatic dependent launch between the step's kernels (ignored below sm_90).
+    pub pdl: bool,
+    /// Bytes of its weight rows each matvec warp asks L2 to prefetch before it waits for the
+    /// previous kernel (0: none).
+    pub prefetch: u32,
+}
+
+impl Default for DecodeTuning {
+    fn default() -> Self {
+        DecodeTuning {
+            pdl: true,
+            prefetch: 8192,
+        }
+    }
+}
+
+impl DecodeTuning {
+    /// Plain launches, no prefetch: the step as it ran before PDL.
+    pub const PLAIN: DecodeTuning = DecodeTuning {
+        pdl: false,
+        prefetch: 0,
+    };
+}
+
+/// Launches `f` on `stream` with `args`, with programmatic stream serialization when `pdl`.
+///
+/// # Safety
+/// The arguments must match the kernel's parameters and every address must be a live buffer
+/// as large as the kernel indexes for the sizes passed with it. With `pdl`, the kernel must
+/// call `pdl_wait()` in every block before touching data another kernel writes or reads.
+pub(crate) unsafe fn launch_ex(
+    stream: &CudaStream,
+    f: &CudaFunction,
+    cfg: LaunchConfig,
+    args: &[KArg],
+    pdl: bool,
+) -> Result<()> {
+    let err = |e: sys::CUresult| Error::Cuda(format!("launching a decode kernel: {e:?}"));
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| Error::Cuda(format!("binding the CUDA context: {e:?}")))?;
+    let mut ptrs: Vec<*mut c_void> = args
+        .iter()
+        .map(|a| match a {
+            KArg::P(p) => p as *const u64 as *mut c_void,
+            KArg::I(i) => i as *const i32 as *mut c_void,
+            KArg::U(u) => u as *const u32 as *mut c_void,
+            KArg::F(x) => x as *const f32 as *mut c_void,
+        })
+        .collect();
+    // SAFETY: an all-zero attribute is a valid (ignored) value; the fields are set below.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let lc = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: u32::from(pdl),
+    };
+    // SAFETY: `ptrs` points at the values in `args`, alive for the call; the caller's contract
+    // covers what the kernel does with them.
+    let r = unsafe {
+        sys::cuLaunchKernelEx(&lc, f.cu_function(), ptrs.as_mut_ptr(), std::ptr::null_mut())
+    };
+    match r {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        e => Err(err(e)),
+    }
+}
