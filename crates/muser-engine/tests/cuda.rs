@@ -730,19 +730,16 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     tuning_ab(&dev, &model);
 }
 
-/// Decode speed with each launch tuning (PDL, L2 weight prefetch bytes per warp), the
-/// default last with its profile.
+/// Decode speed with each launch tuning (PDL, SwiGLU epilogue), the default last with its
+/// profile.
 fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     let chosen = dev.decode_tuning();
-    let t = |pdl, prefetch| DecodeTuning { pdl, prefetch };
+    let t = |pdl, fuse_swiglu| DecodeTuning { pdl, fuse_swiglu };
     for tune in [
         DecodeTuning::PLAIN,
-        t(false, 8192),
-        t(true, 0),
-        t(true, 4096),
-        t(true, 8192),
-        t(true, 16384),
-        t(true, 32768),
+        t(true, false),
+        t(false, true),
+        chosen,
         DecodeTuning::PLAIN,
         chosen,
     ] {

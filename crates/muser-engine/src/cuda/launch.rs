@@ -15,35 +15,35 @@ use crate::error::{Error, Result};
 pub(crate) enum KArg {
     P(u64),
     I(i32),
-    U(u32),
     F(f32),
 }
 
 /// How the decode step launches its kernels. Chosen once per session (a captured graph keeps
-/// it); settable for A/B measurements through `Cuda::set_decode_tuning`.
+/// it); settable for A/B measurements through `Cuda::set_decode_tuning`. Every choice gives
+/// the same bits (checked by the CUDA parity test).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// Programmatic dependent launch between the step's kernels (ignored below sm_90).
     pub pdl: bool,
-    /// Bytes of its weight rows each matvec warp asks L2 to prefetch before it waits for the
-    /// previous kernel (0: none).
-    pub prefetch: u32,
+    /// SwiGLU and its int8 quantization as the epilogue of the FFN gate/up matvec (instead of
+    /// the separate `swiglu_q8` kernel).
+    pub fuse_swiglu: bool,
 }
 
 impl Default for DecodeTuning {
     fn default() -> Self {
         DecodeTuning {
             pdl: true,
-            prefetch: 8192,
+            fuse_swiglu: true,
         }
     }
 }
 
 impl DecodeTuning {
-    /// Plain launches, no prefetch: the step as it ran before PDL.
+    /// Plain launches, every kernel separate: the step as it ran before.
     pub const PLAIN: DecodeTuning = DecodeTuning {
         pdl: false,
-        prefetch: 0,
+        fuse_swiglu: false,
     };
 }
 
@@ -70,7 +70,6 @@ pub(crate) unsafe fn launch_ex(
         .map(|a| match a {
             KArg::P(p) => p as *const u64 as *mut c_void,
             KArg::I(i) => i as *const i32 as *mut c_void,
-            KArg::U(u) => u as *const u32 as *mut c_void,
             KArg::F(x) => x as *const f32 as *mut c_void,
         })
         .collect();
@@ -93,7 +92,12 @@ pub(crate) unsafe fn launch_ex(
     // SAFETY: `ptrs` points at the values in `args`, alive for the call; the caller's contract
     // covers what the kernel does with them.
     let r = unsafe {
-        sys::cuLaunchKernelEx(&lc, f.cu_function(), ptrs.as_mut_ptr(), std::ptr::null_mut())
+        sys::cuLaunchKernelEx(
+            &lc,
+            f.cu_function(),
+            ptrs.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
     };
     match r {
         sys::CUresult::CUDA_SUCCESS => Ok(()),

@@ -52,6 +52,7 @@ mod seg;
 mod session;
 mod upload;
 pub use launch::DecodeTuning;
+pub(crate) use seg::SwigluOut;
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 pub use session::{AttnChoice, CudaSession};
 pub use upload::{UploadReport, STAGE_BYTES};

@@ -97,6 +97,26 @@ impl Q8Act {
     }
 }
 
+/// Where the SwiGLU epilogue of a gate/up launch writes: the down projection's int8 row, and
+/// one arrival counter per 32-row group (zero between launches; the kernel resets them).
+pub(crate) struct SwigluOut {
+    pub(crate) out: Q8Act,
+    pub(crate) counters: CudaSlice<i32>,
+}
+
+impl SwigluOut {
+    /// Buffers for an FFN of `n_ff` rows (a multiple of 32).
+    pub(crate) fn new(cuda: &Cuda, n_ff: usize) -> Result<SwigluOut> {
+        Ok(SwigluOut {
+            out: Q8Act::new(cuda, n_ff)?,
+            counters: cuda
+                .stream()
+                .alloc_zeros::<i32>(n_ff.div_ceil(32).max(1))
+                .map_err(cuda_err("allocating SwiGLU counters"))?,
+        })
+    }
+}
+
 /// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
 pub struct Seg<'a> {
     pub ty: GgmlType,
@@ -157,11 +177,13 @@ impl Cuda {
         n_in: usize,
         post: Option<(f32, f32)>,
     ) -> Result<()> {
-        self.matvec1_q8_tuned(kernel, segs, act, n_in, post, DecodeTuning::PLAIN)
+        self.matvec1_q8_tuned(kernel, segs, act, n_in, post, DecodeTuning::PLAIN, None)
     }
 
     /// `matvec1_q8` launched as the decode graph launches it: with programmatic dependent
-    /// launch and the L2 weight prefetch of `tuning`.
+    /// launch when `tuning.pdl`, and with the SwiGLU epilogue when `swiglu` is given (then
+    /// `segs` must be the FFN gate and up, of equal sizes).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn matvec1_q8_tuned(
         &self,
         kernel: SegKernel,
@@ -170,7 +192,23 @@ impl Cuda {
         n_in: usize,
         post: Option<(f32, f32)>,
         tuning: DecodeTuning,
+        swiglu: Option<&SwigluOut>,
     ) -> Result<()> {
+        if let Some(sw) = swiglu {
+            let n = segs.first().map_or(0, |s| s.n_out);
+            if segs.len() != 2
+                || segs[1].n_out != n
+                || n % 32 != 0
+                || sw.out.len() < n
+                || sw.counters.len() < n / 32
+            {
+                return Err(Error::Cuda(format!(
+                    "SwiGLU epilogue: {} matrices of {n} rows, buffers for {}",
+                    segs.len(),
+                    sw.out.len()
+                )));
+            }
+        }
         if segs.is_empty() || segs.len() > 4 || n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
                 "segment matvec: {} matrices (1-4), n_in {n_in} (a multiple of 256 within {})",
@@ -230,8 +268,23 @@ impl Cuda {
             KArg::I(post_on),
             KArg::F(scale),
             KArg::F(cap),
-            KArg::U(tuning.prefetch),
         ]);
+        match swiglu {
+            Some(sw) => {
+                let (c, _) = sw.counters.device_ptr(st);
+                let (qo, _) = sw.out.qa.device_ptr(st);
+                let (dq, _) = sw.out.da.device_ptr(st);
+                let (sq, _) = sw.out.sa.device_ptr(st);
+                args.extend([
+                    KArg::I(1),
+                    KArg::P(c),
+                    KArg::P(qo),
+                    KArg::P(dq),
+                    KArg::P(sq),
+                ]);
+            }
+            None => args.extend([KArg::I(0), KArg::P(0), KArg::P(0), KArg::P(0), KArg::P(0)]),
+        }
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (32 * kernel.warps as u32, 1, 1),
@@ -239,8 +292,9 @@ impl Cuda {
         };
         // SAFETY: every segment's weights hold `n_out` rows of `n_in` elements and its output
         // `n_out` values (checked above); the activation buffers hold `n_in` values; each
-        // block reads and writes only within its segment's rows (the prefetch too) and waits
-        // for the previous kernel before reading the activations or writing.
+        // block reads and writes only within its segment's rows, and waits for the previous
+        // kernel before reading the activations or writing. The SwiGLU epilogue writes
+        // `n_out` int8 values and `n_out / 32` scales, sums and counters (checked above).
         unsafe { launch_ex(st, f, cfg, &args, tuning.pdl) }
     }
 

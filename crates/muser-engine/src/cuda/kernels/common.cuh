@@ -102,13 +102,3 @@ __device__ __forceinline__ void pdl_trigger() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-
-// Asks the copy engine to bring `bytes` (a multiple of 16, from a 16-byte aligned address)
-// into L2 without waiting (sm_90+ bulk prefetch; nothing elsewhere).
-__device__ __forceinline__ void prefetch_l2(const void *p, u32 bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (bytes >= 16)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes & ~15u)
-                     : "memory");
-#endif
-}

@@ -39,8 +39,11 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = lane >> 2; b < nb; b += 8) {
-        uint4 hd[RR], q0[RR], q1[RR];
+    // The first block's weights are loaded before the programmatic-launch wait (weights are
+    // immutable), so a kernel launched early streams them while its predecessor finishes.
+    uint4 hd[RR], q0[RR], q1[RR];
+    const int bf = lane >> 2;
+    auto load = [&](int b) {
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
@@ -48,6 +51,11 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
             q0[r] = ldw16<HINT>(blk + 16 + 32 * k);
             q1[r] = ldw16<HINT>(blk + 32 + 32 * k);
         }
+    };
+    if (bf < nb) load(bf);
+    pdl_wait();
+    for (int b = bf; b < nb; b += 8) {
+        if (b != bf) load(b);
         const int s0i = b * 8 + 2 * k;
         const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
         const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
@@ -107,6 +115,7 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    pdl_wait();
     for (int b = lane >> 3; b < nb; b += 4) {
         int q[RR][4][2];
         float ds[RR][4];
@@ -180,10 +189,12 @@ __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, co
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = lane >> 2; b < nb; b += 8) {
-        uint4 lo[RR], hi[RR], qh[RR];
-        uint2 sc[RR];
-        float d[RR];
+    // First block's weights before the programmatic-launch wait, as in q4k_rows.
+    uint4 lo[RR], hi[RR], qh[RR];
+    uint2 sc[RR];
+    float d[RR];
+    const int bf = lane >> 2;
+    auto load = [&](int b) {
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
@@ -194,6 +205,11 @@ __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, co
             sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
             d[r] = h2f(dv[bi]);
         }
+    };
+    if (bf < nb) load(bf);
+    pdl_wait();
+    for (int b = bf; b < nb; b += 8) {
+        if (b != bf) load(b);
         // Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elements 16p .. 16p + 15.
         uint4 a[4];
         float dx[4];
@@ -260,59 +276,85 @@ extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long 
 #define SEG_Q6_K_SPLIT 2
 
 // One block's rows of a segment: warps per block × RR4 (Q4_K) or × RR6 (Q6_K, both layouts).
-// Before the programmatic-launch wait (the weights are immutable), lane 0 of each warp asks
-// for the first `pf` bytes of its rows in L2 (its rows are contiguous in every layout), so
-// that the blocks of the first wave stream weights while the previous kernel finishes.
+// Every warp passes the programmatic-launch wait once (inside the row functions, after their
+// first weight loads). Returns the rows this warp wrote (0 for a warp past the end), the
+// first in *row0.
 template <int RR4, int RR6, bool HINT>
-__device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed char *qa,
-                                         const float *da, const float *sa, float *y, int n_in,
-                                         int n_out, int blk, int post, float scale, float cap,
-                                         u32 pf) {
+__device__ __forceinline__ int seg_rows(int type, const u8 *w, const signed char *qa,
+                                        const float *da, const float *sa, float *y, int n_in,
+                                        int n_out, int blk, int post, float scale, float cap,
+                                        int *row0) {
     const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const int rr = type == SEG_Q4_K ? RR4 : RR6;
-    if (pf > 0 && (threadIdx.x & 31) == 0 && warp * rr < n_out) {
-        const size_t row_bytes = (size_t)(n_in >> 8) * (type == SEG_Q4_K ? 144 : type == SEG_Q6_K ? 210 : 208);
-        const size_t rows = (size_t)min(rr, n_out - warp * rr);
-        // The file's Q6_K rows are only 2-byte aligned: prefetch from the 16-byte boundary.
-        const size_t b0 = (size_t)warp * rr * row_bytes, a0 = b0 & ~(size_t)15;
-        prefetch_l2(w + a0, (u32)min((size_t)pf, rows * row_bytes + (b0 - a0)));
+    *row0 = warp * rr;
+    if (warp * rr >= n_out) {
+        pdl_wait();
+        return 0;
     }
-    pdl_wait();
-    if (type == SEG_Q4_K) {
-        if (warp * RR4 < n_out)
-            q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
-    } else if (type == SEG_Q6_K_SPLIT) {
-        if (warp * RR6 < n_out)
-            q6ks_rows<RR6>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
-    } else {
-        if (warp * RR6 < n_out)
-            q6k_rows<RR6, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    if (type == SEG_Q4_K)
+        q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
+    else if (type == SEG_Q6_K_SPLIT)
+        q6ks_rows<RR6>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    else
+        q6k_rows<RR6, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    return min(rr, n_out - warp * rr);
+}
+
+// The SwiGLU epilogue of a gate (segment 0) + up (segment 1) launch: the warp that completes a
+// 32-row group of both (counted in cnt[group], reset by that warp for the next launch) writes
+// silu(gate) * up of the group, quantized (quant_block32), for the down projection. This is
+// swiglu_q8's arithmetic, so the int8 row is the same bits; the f32 product is not kept.
+__device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float *g,
+                                                const float *u, int n, int *cnt,
+                                                signed char *qo, float *dq, float *sq) {
+    const int lane = threadIdx.x & 31, grp = row0 >> 5;
+    int last = 0;
+    if (lane == 0) {
+        // Lane 0 wrote this warp's outputs: make them visible before counting them.
+        __threadfence();
+        const int want = 2 * min(32, n - (grp << 5));
+        last = atomicAdd(&cnt[grp], rows) + rows == want;
     }
+    last = __shfl_sync(0xffffffffu, last, 0);
+    if (!last) return;
+    __threadfence();
+    const int i = (grp << 5) + lane;
+    float r = 0.0f;
+    if (i < n) {
+        const float v = __ldcg(g + i);
+        r = v / (1.0f + expf(-v)) * __ldcg(u + i);
+    }
+    quant_block32(r, grp, qo, dq, sq);
+    if (lane == 0) cnt[grp] = 0;
 }
 
 // Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
-// starting at block bi; unused segments have ni = 0) over one int8 activation row; `pf`: bytes
-// of each warp's rows to prefetch into L2 before the programmatic-launch wait (0: none).
+// starting at block bi; unused segments have ni = 0) over one int8 activation row. `ep` = 1:
+// segments 0 and 1 are the FFN gate and up, and swiglu_epilogue writes the down
+// projection's int8 row into qo/dq/sq (group counters cnt, zero between launches).
 #define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB)                                                 \
     extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
         const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
         int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
         int n3, float *y3, int b3, const signed char *qa, const float *da, const float *sa,  \
-        int n_in, int post, float scale, float cap, u32 pf) {                                 \
+        int n_in, int post, float scale, float cap, int ep, int *cnt, signed char *qo,       \
+        float *dq, float *sq) {                                                               \
         pdl_trigger();                                                                        \
         const int b = blockIdx.x;                                                             \
+        int row0 = 0, rows;                                                                   \
         if (b >= b3 && n3 > 0)                                                                \
-            seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post, scale,   \
-                                     cap, pf);                                                \
+            rows = seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post,   \
+                                            scale, cap, &row0);                               \
         else if (b >= b2 && n2 > 0)                                                           \
-            seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post, scale,   \
-                                     cap, pf);                                                \
+            rows = seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post,   \
+                                            scale, cap, &row0);                               \
         else if (b >= b1 && n1 > 0)                                                           \
-            seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post, scale,   \
-                                     cap, pf);                                                \
+            rows = seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post,   \
+                                            scale, cap, &row0);                               \
         else                                                                                  \
-            seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, cap,   \
-                                     pf);                                                     \
+            rows = seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, \
+                                            cap, &row0);                                      \
+        if (ep == 1 && rows > 0) swiglu_epilogue(row0, rows, y0, y1, n0, cnt, qo, dq, sq);   \
     }
 
 // Measured on the H200 (19968 x 6656, GB/s, Q4_K / Q6_K): streaming loads (L1 bypass + L2

@@ -13,7 +13,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use super::{elems, kernel, one_block, splits, CudaSession};
 use crate::cuda::launch::{launch_ex, DecodeTuning, KArg as Arg};
 use crate::cuda::seg::SEG_TYPES;
-use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
+use crate::cuda::{Cuda, Q8Act, Seg, SegKernel, SwigluOut};
 use crate::error::Result;
 use crate::model::Glimmer;
 use crate::weights::Matrix;
@@ -31,7 +31,13 @@ fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
 /// # Safety
 /// The arguments must match the kernel's parameters, and every address must be a live
 /// buffer as large as the kernel indexes for the sizes passed with it.
-unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg], pdl: bool) -> Result<()> {
+unsafe fn launch(
+    cuda: &Cuda,
+    name: &str,
+    cfg: LaunchConfig,
+    args: &[Arg],
+    pdl: bool,
+) -> Result<()> {
     // SAFETY: the caller's contract; every decode kernel waits for its predecessor
     // (`pdl_wait`) before touching shared data.
     unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, pdl) }
@@ -51,6 +57,7 @@ fn project(
     act: Option<(&Q8Act, SegKernel)>,
     post: Option<(f32, f32)>,
     tuning: DecodeTuning,
+    swiglu: Option<&SwigluOut>,
 ) -> Result<()> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
@@ -85,7 +92,7 @@ fn project(
                 n_out: m.n_out,
             })
             .collect();
-        cuda.matvec1_q8_tuned(kern, &mut segs, act, n_in, post, tuning)?;
+        cuda.matvec1_q8_tuned(kern, &mut segs, act, n_in, post, tuning, swiglu)?;
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || format!("mv {}", label.join(" + ")))?;
     }
@@ -178,6 +185,13 @@ impl CudaSession<'_> {
         self.norm_tail(1, None, &self.layers[0].norms[0], q8, false)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
+            // SwiGLU as the gate/up epilogue: all three FFN matrices in the segment kernel.
+            let fuse_ff = q8
+                && tune.fuse_swiglu
+                && [&w.ffn_gate, &w.ffn_up, &w.ffn_down]
+                    .iter()
+                    .all(|m| SEG_TYPES.contains(&m.ty))
+                && w.ffn_gate.n_out == w.ffn_up.n_out;
             {
                 let s = &mut self.s;
                 project(
@@ -194,6 +208,7 @@ impl CudaSession<'_> {
                     kern.map(|k| (&self.act, k)),
                     None,
                     tune,
+                    None,
                 )?;
             }
             let lay = &self.layers[l];
@@ -293,6 +308,7 @@ impl CudaSession<'_> {
                     kern.map(|k| (&self.act, k)),
                     None,
                     tune,
+                    None,
                 )?;
             }
             self.norm_tail(
@@ -313,31 +329,40 @@ impl CudaSession<'_> {
                     kern.map(|k| (&self.act, k)),
                     None,
                     tune,
+                    fuse_ff.then_some(&self.ffn_act),
                 )?;
             }
-            let [qa, da, sa] = self.q8_args(q8);
-            let args = [
-                Arg::P(ptr(&self.s.g, &st)),
-                Arg::P(ptr(&self.s.u, &st)),
-                qa,
-                da,
-                sa,
-                Arg::I(c.n_ff as i32),
-            ];
-            // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
-            unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args, pdl)? };
-            self.mark(|| "swiglu_q8".into())?;
+            if !fuse_ff {
+                let [qa, da, sa] = self.q8_args(q8);
+                let args = [
+                    Arg::P(ptr(&self.s.g, &st)),
+                    Arg::P(ptr(&self.s.u, &st)),
+                    qa,
+                    da,
+                    sa,
+                    Arg::I(c.n_ff as i32),
+                ];
+                // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
+                unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args, pdl)? };
+                self.mark(|| "swiglu_q8".into())?;
+            }
             {
                 let s = &mut self.s;
+                let down_act = if fuse_ff {
+                    &self.ffn_act.out
+                } else {
+                    &self.act
+                };
                 project(
                     cuda,
                     model,
                     &self.prof,
                     vec![(&w.ffn_down, &mut s.o)],
                     &s.g,
-                    kern.map(|k| (&self.act, k)),
+                    kern.map(|k| (down_act, k)),
                     None,
                     tune,
+                    None,
                 )?;
             }
             let next_norm = if l + 1 < n_layer {
@@ -360,6 +385,7 @@ impl CudaSession<'_> {
                 kern.map(|k| (&self.act, k)),
                 Some((c.logit_scale, c.softcap)),
                 tune,
+                None,
             )?;
         }
         if !(q8 && SEG_TYPES.contains(&out.ty)) {
