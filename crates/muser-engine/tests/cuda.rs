@@ -447,29 +447,37 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             }
         }
         dev.set_attention(chosen);
-        // Plain launches (no PDL, no prefetch) against the default: the same bits.
+        // Plain launches and every launch option at once against the default: the same bits.
         let tuned = dev.decode_tuning();
-        dev.set_decode_tuning(DecodeTuning::PLAIN);
-        let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-        let mut diff = 0usize;
-        for (i, &t) in tokens.iter().enumerate() {
-            let l = s2.step(t).unwrap();
-            diff += l
-                .iter()
-                .zip(&whole[i * l.len()..(i + 1) * l.len()])
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count();
+        let all_on = DecodeTuning {
+            pdl: true,
+            fuse_swiglu: true,
+            prefetch_blocks: u32::MAX,
+            attn_rows2: true,
+        };
+        for other in [DecodeTuning::PLAIN, all_on] {
+            dev.set_decode_tuning(other);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut diff = 0usize;
+            for (i, &t) in tokens.iter().enumerate() {
+                let l = s2.step(t).unwrap();
+                diff += l
+                    .iter()
+                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+            }
+            println!(
+                "model {name:20} launches {tuned:?} vs {other:?}: {diff} logits differ {}",
+                if diff == 0 { "ok" } else { "FAIL" }
+            );
+            if diff == 0 {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
         }
         dev.set_decode_tuning(tuned);
-        println!(
-            "model {name:20} launches {tuned:?} vs PLAIN: {diff} logits differ {}",
-            if diff == 0 { "ok" } else { "FAIL" }
-        );
-        if diff == 0 {
-            pass += 1;
-        } else {
-            fail += 1;
-        }
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
         let ok_w = whole.iter().all(|x| x.is_finite())
             && kl_w <= kl_cpu.max(1e-9)
@@ -734,13 +742,23 @@ fn session_speed(opts: &CudaOptions, path: &str) {
 /// profile.
 fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     let chosen = dev.decode_tuning();
-    let t = |pdl, fuse_swiglu| DecodeTuning { pdl, fuse_swiglu };
+    let t = |pdl, fuse_swiglu, prefetch_blocks, attn_rows2| DecodeTuning {
+        pdl,
+        fuse_swiglu,
+        prefetch_blocks,
+        attn_rows2,
+    };
     for tune in [
         DecodeTuning::PLAIN,
-        t(true, false),
-        t(false, true),
-        chosen,
+        t(true, false, 0, false),
+        t(true, false, 528, false),
+        t(true, false, u32::MAX, false),
+        t(true, true, 0, false),
+        t(true, false, 0, true),
+        t(false, false, 0, true),
         DecodeTuning::PLAIN,
+        t(true, false, 528, true),
+        t(true, true, 528, true),
         chosen,
     ] {
         dev.set_decode_tuning(tune);

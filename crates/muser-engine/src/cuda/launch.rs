@@ -28,13 +28,21 @@ pub struct DecodeTuning {
     /// SwiGLU and its int8 quantization as the epilogue of the FFN gate/up matvec (instead of
     /// the separate `swiglu_q8` kernel).
     pub fuse_swiglu: bool,
+    /// Matvec blocks (lowest first: the ones launched early under PDL) that ask L2 for their
+    /// first loop iteration's weight lines before waiting for the previous kernel (0: none).
+    pub prefetch_blocks: u32,
+    /// The Q/K/V/gate and output projections through `mvq_seg_21` (2 Q4_K rows per warp:
+    /// twice the warps for these sub-wave grids) instead of the session's segment kernel.
+    pub attn_rows2: bool,
 }
 
 impl Default for DecodeTuning {
     fn default() -> Self {
         DecodeTuning {
             pdl: true,
-            fuse_swiglu: true,
+            fuse_swiglu: false,
+            prefetch_blocks: 0,
+            attn_rows2: false,
         }
     }
 }
@@ -44,6 +52,8 @@ impl DecodeTuning {
     pub const PLAIN: DecodeTuning = DecodeTuning {
         pdl: false,
         fuse_swiglu: false,
+        prefetch_blocks: 0,
+        attn_rows2: false,
     };
 }
 

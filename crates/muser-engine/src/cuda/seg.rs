@@ -285,6 +285,9 @@ impl Cuda {
             }
             None => args.extend([KArg::I(0), KArg::P(0), KArg::P(0), KArg::P(0), KArg::P(0)]),
         }
+        args.push(KArg::I(
+            i32::try_from(tuning.prefetch_blocks).unwrap_or(i32::MAX),
+        ));
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (32 * kernel.warps as u32, 1, 1),

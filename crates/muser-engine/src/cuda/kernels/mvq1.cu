@@ -39,11 +39,8 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    // The first block's weights are loaded before the programmatic-launch wait (weights are
-    // immutable), so a kernel launched early streams them while its predecessor finishes.
-    uint4 hd[RR], q0[RR], q1[RR];
-    const int bf = lane >> 2;
-    auto load = [&](int b) {
+    for (int b = lane >> 2; b < nb; b += 8) {
+        uint4 hd[RR], q0[RR], q1[RR];
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
@@ -51,11 +48,6 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
             q0[r] = ldw16<HINT>(blk + 16 + 32 * k);
             q1[r] = ldw16<HINT>(blk + 32 + 32 * k);
         }
-    };
-    if (bf < nb) load(bf);
-    pdl_wait();
-    for (int b = bf; b < nb; b += 8) {
-        if (b != bf) load(b);
         const int s0i = b * 8 + 2 * k;
         const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
         const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
@@ -115,7 +107,6 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    pdl_wait();
     for (int b = lane >> 3; b < nb; b += 4) {
         int q[RR][4][2];
         float ds[RR][4];
@@ -189,12 +180,10 @@ __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, co
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    // First block's weights before the programmatic-launch wait, as in q4k_rows.
-    uint4 lo[RR], hi[RR], qh[RR];
-    uint2 sc[RR];
-    float d[RR];
-    const int bf = lane >> 2;
-    auto load = [&](int b) {
+    for (int b = lane >> 2; b < nb; b += 8) {
+        uint4 lo[RR], hi[RR], qh[RR];
+        uint2 sc[RR];
+        float d[RR];
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
@@ -205,11 +194,6 @@ __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, co
             sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
             d[r] = h2f(dv[bi]);
         }
-    };
-    if (bf < nb) load(bf);
-    pdl_wait();
-    for (int b = bf; b < nb; b += 8) {
-        if (b != bf) load(b);
         // Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elements 16p .. 16p + 15.
         uint4 a[4];
         float dx[4];
@@ -276,21 +260,37 @@ extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long 
 #define SEG_Q6_K_SPLIT 2
 
 // One block's rows of a segment: warps per block × RR4 (Q4_K) or × RR6 (Q6_K, both layouts).
-// Every warp passes the programmatic-launch wait once (inside the row functions, after their
-// first weight loads). Returns the rows this warp wrote (0 for a warp past the end), the
-// first in *row0.
+// Blocks below `pf_blocks` first ask L2 for the lines of their first loop iteration (weights
+// are immutable, so this may precede the programmatic-launch wait: the blocks of the first
+// wave, launched early, stream weights while the previous kernel finishes). Returns the rows
+// this warp wrote (0 for a warp past the end), the first in *row0.
 template <int RR4, int RR6, bool HINT>
 __device__ __forceinline__ int seg_rows(int type, const u8 *w, const signed char *qa,
                                         const float *da, const float *sa, float *y, int n_in,
                                         int n_out, int blk, int post, float scale, float cap,
-                                        int *row0) {
+                                        int *row0, int pf_blocks) {
     const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const int rr = type == SEG_Q4_K ? RR4 : RR6;
+    const int lane = threadIdx.x & 31;
     *row0 = warp * rr;
-    if (warp * rr >= n_out) {
-        pdl_wait();
-        return 0;
+    if ((int)blockIdx.x < pf_blocks && warp * rr < n_out) {
+        const int nb = n_in >> 8;
+        // Lane (block slot lane / 4, line lane % 4) of rows row0 .. row0 + rr.
+        const int b = lane >> 2, ln = lane & 3;
+        if (b < nb) {
+#pragma unroll
+            for (int r = 0; r < (RR4 > RR6 ? RR4 : RR6); r++) {
+                if (r >= rr || warp * rr + r >= n_out) break;
+                const size_t row = (size_t)(warp * rr + r);
+                const u8 *p = type == SEG_Q4_K ? w + (row * nb + b) * 144
+                            : type == SEG_Q6_K_SPLIT ? w + (row * nb + b) * 208
+                                                     : w + (row * nb + b) * 210;
+                if (ln < 2) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + 128 * ln));
+            }
+        }
     }
+    pdl_wait();
+    if (warp * rr >= n_out) return 0;
     if (type == SEG_Q4_K)
         q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
     else if (type == SEG_Q6_K_SPLIT)
@@ -331,29 +331,30 @@ __device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float 
 // Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
 // starting at block bi; unused segments have ni = 0) over one int8 activation row. `ep` = 1:
 // segments 0 and 1 are the FFN gate and up, and swiglu_epilogue writes the down
-// projection's int8 row into qo/dq/sq (group counters cnt, zero between launches).
+// projection's int8 row into qo/dq/sq (group counters cnt, zero between launches). `pf`: the
+// blocks that prefetch their first iteration's weight lines (see seg_rows).
 #define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB)                                                 \
     extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
         const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
         int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
         int n3, float *y3, int b3, const signed char *qa, const float *da, const float *sa,  \
         int n_in, int post, float scale, float cap, int ep, int *cnt, signed char *qo,       \
-        float *dq, float *sq) {                                                               \
+        float *dq, float *sq, int pf) {                                                       \
         pdl_trigger();                                                                        \
         const int b = blockIdx.x;                                                             \
         int row0 = 0, rows;                                                                   \
         if (b >= b3 && n3 > 0)                                                                \
             rows = seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post,   \
-                                            scale, cap, &row0);                               \
+                                            scale, cap, &row0, pf);                               \
         else if (b >= b2 && n2 > 0)                                                           \
             rows = seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post,   \
-                                            scale, cap, &row0);                               \
+                                            scale, cap, &row0, pf);                               \
         else if (b >= b1 && n1 > 0)                                                           \
             rows = seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post,   \
-                                            scale, cap, &row0);                               \
+                                            scale, cap, &row0, pf);                               \
         else                                                                                  \
             rows = seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, \
-                                            cap, &row0);                                      \
+                                            cap, &row0, pf);                                  \
         if (ep == 1 && rows > 0) swiglu_epilogue(row0, rows, y0, y1, n0, cnt, qo, dq, sq);   \
     }
 

@@ -13,6 +13,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use super::{elems, kernel, one_block, splits, CudaSession};
 use crate::cuda::launch::{launch_ex, DecodeTuning, KArg as Arg};
 use crate::cuda::seg::SEG_TYPES;
+use crate::cuda::SEG_KERNELS;
 use crate::cuda::{Cuda, Q8Act, Seg, SegKernel, SwigluOut};
 use crate::error::Result;
 use crate::model::Glimmer;
@@ -167,6 +168,12 @@ impl CudaSession<'_> {
         let attn = cuda.attention();
         let tune = cuda.decode_tuning();
         let pdl = tune.pdl;
+        let kern_attn = match kern {
+            Some(_) if tune.attn_rows2 => {
+                SEG_KERNELS.iter().find(|k| k.name == "mvq_seg_21").copied()
+            }
+            k => k,
+        };
         if let Some(table) = &self.embed {
             // The token id is the last of the step's parameters.
             let tok = self.params.slice(1 + 3 * n_layer..);
@@ -205,7 +212,7 @@ impl CudaSession<'_> {
                         (&w.attn_gate, &mut s.gate),
                     ],
                     &s.h,
-                    kern.map(|k| (&self.act, k)),
+                    kern_attn.map(|k| (&self.act, k)),
                     None,
                     tune,
                     None,
@@ -305,7 +312,7 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.attn_output, &mut s.o)],
                     &s.attn,
-                    kern.map(|k| (&self.act, k)),
+                    kern_attn.map(|k| (&self.act, k)),
                     None,
                     tune,
                     None,
