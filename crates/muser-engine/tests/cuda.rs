@@ -454,6 +454,8 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             fuse_swiglu: true,
             prefetch_blocks: u32::MAX,
             attn_rows2: true,
+            down_kernel: SEG_KERNELS.iter().find(|k| k.rows_q6k == 4).copied(),
+            split_rows: 128,
         };
         for other in [DecodeTuning::PLAIN, all_on] {
             dev.set_decode_tuning(other);
@@ -607,10 +609,16 @@ fn seg_sweep(cuda: &Cuda, once: bool) {
                 cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
                     .unwrap()
             });
+            // Every variant on the file layout, and on the split layout for Q6_K.
             let variants: Vec<(SegKernel, bool)> = SEG_KERNELS
                 .iter()
                 .map(|k| (*k, false))
-                .chain(split.as_ref().map(|_| (SegKernel::default(), true)))
+                .chain(
+                    SEG_KERNELS
+                        .iter()
+                        .filter(|_| split.is_some())
+                        .map(|k| (*k, true)),
+                )
                 .collect();
             for (k, is_split) in &variants {
                 let mut run = || {
@@ -742,23 +750,28 @@ fn session_speed(opts: &CudaOptions, path: &str) {
 /// profile.
 fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     let chosen = dev.decode_tuning();
-    let t = |pdl, fuse_swiglu, prefetch_blocks, attn_rows2| DecodeTuning {
-        pdl,
-        fuse_swiglu,
-        prefetch_blocks,
-        attn_rows2,
-    };
+    let plain = DecodeTuning::PLAIN;
+    let kern = |name: &str| SEG_KERNELS.iter().find(|k| k.name == name).copied();
     for tune in [
-        DecodeTuning::PLAIN,
-        t(true, false, 0, false),
-        t(true, false, 528, false),
-        t(true, false, u32::MAX, false),
-        t(true, true, 0, false),
-        t(true, false, 0, true),
-        t(false, false, 0, true),
-        DecodeTuning::PLAIN,
-        t(true, false, 528, true),
-        t(true, true, 528, true),
+        plain,
+        DecodeTuning { pdl: true, ..plain },
+        DecodeTuning {
+            down_kernel: kern("mvq_seg_44_lb4"),
+            ..plain
+        },
+        DecodeTuning {
+            down_kernel: kern("mvq_seg_41_lb5"),
+            ..plain
+        },
+        DecodeTuning {
+            down_kernel: kern("mvq_seg_42"),
+            ..plain
+        },
+        DecodeTuning {
+            fuse_swiglu: true,
+            ..plain
+        },
+        plain,
         chosen,
     ] {
         dev.set_decode_tuning(tune);
@@ -816,8 +829,19 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         heads_per_block: Some(4),
         min_capacity: c.sliding_window + 1,
     };
-    for g in [AttnChoice::PER_HEAD, full_only, chosen] {
+    let tuned = dev.decode_tuning();
+    for (g, rows) in [
+        (AttnChoice::PER_HEAD, 128),
+        (full_only, 128),
+        (chosen, 256),
+        (chosen, 512),
+        (chosen, 128),
+    ] {
         dev.set_attention(g);
+        dev.set_decode_tuning(DecodeTuning {
+            split_rows: rows,
+            ..tuned
+        });
         let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
         sess.fill_synthetic(depth, 7).unwrap();
         let n = 32;
@@ -830,13 +854,14 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
         let s = t.elapsed().as_secs_f64();
         println!(
-            "decode at depth {depth}, attention {g:?}: {:.2} tok/s ({:.2} ms/token)",
+            "decode at depth {depth}, attention {g:?}, {rows} rows per split: {:.2} tok/s ({:.2} ms/token)",
             n as f64 / s,
             1e3 * s / n as f64
         );
         print_profile(&mut sess, 2);
     }
     dev.set_attention(chosen);
+    dev.set_decode_tuning(tuned);
 }
 
 fn main() {

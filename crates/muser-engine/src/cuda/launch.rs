@@ -8,6 +8,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
 
+use super::SegKernel;
 use crate::error::{Error, Result};
 
 /// A kernel argument (device addresses as `u64`).
@@ -34,15 +35,22 @@ pub struct DecodeTuning {
     /// The Q/K/V/gate and output projections through `mvq_seg_21` (2 Q4_K rows per warp:
     /// twice the warps for these sub-wave grids) instead of the session's segment kernel.
     pub attn_rows2: bool,
+    /// The FFN down projection's segment kernel (`None`: the session's).
+    pub down_kernel: Option<SegKernel>,
+    /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
+    /// are sized for that).
+    pub split_rows: usize,
 }
 
 impl Default for DecodeTuning {
     fn default() -> Self {
         DecodeTuning {
-            pdl: true,
+            pdl: false,
             fuse_swiglu: false,
             prefetch_blocks: 0,
             attn_rows2: false,
+            down_kernel: None,
+            split_rows: 128,
         }
     }
 }
@@ -54,6 +62,8 @@ impl DecodeTuning {
         fuse_swiglu: false,
         prefetch_blocks: 0,
         attn_rows2: false,
+        down_kernel: None,
+        split_rows: 128,
     };
 }
 

@@ -41,6 +41,8 @@ pub const SEG_KERNELS: &[SegKernel] = &[
     sk("mvq_seg_42_lb5", 4, 2),
     sk("mvq_seg_82", 8, 2),
     sk("mvq_seg_21", 2, 1),
+    sk("mvq_seg_44_lb4", 4, 4),
+    sk("mvq_seg_41_lb5", 4, 1),
 ];
 
 impl Default for SegKernel {

@@ -366,3 +366,7 @@ SEG_ENTRY(mvq_seg_42, 4, 2, false, 1)
 SEG_ENTRY(mvq_seg_42_lb5, 4, 2, false, 5)
 SEG_ENTRY(mvq_seg_82, 8, 2, false, 1)
 SEG_ENTRY(mvq_seg_21, 2, 1, false, 1)
+// Q6_K rows per warp for the FFN down projection (6,656 rows: RR6 = 2 makes 832 blocks, 1.3
+// waves at 5 blocks per SM; 4 makes 416, one partial wave as the Q4_K down projection).
+SEG_ENTRY(mvq_seg_44_lb4, 4, 4, false, 4)
+SEG_ENTRY(mvq_seg_41_lb5, 4, 1, false, 5)

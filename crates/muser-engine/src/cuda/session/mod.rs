@@ -98,7 +98,13 @@ const ROWS_PER_SPLIT: usize = 128;
 
 /// Split-K blocks per head for a cache of `capacity` rows (at most the kernels' MAX_SPLITS).
 fn splits(capacity: usize) -> usize {
-    capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 1024)
+    splits_of(capacity, ROWS_PER_SPLIT)
+}
+
+/// Split-K blocks per head for `capacity` rows at `rows` rows per block (at least
+/// ROWS_PER_SPLIT, so never more blocks than the partials hold).
+fn splits_of(capacity: usize, rows: usize) -> usize {
+    capacity.div_ceil(rows.max(ROWS_PER_SPLIT)).clamp(1, 1024)
 }
 
 /// One sequence on the GPU.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
-use super::{elems, kernel, one_block, splits, CudaSession};
+use super::{elems, kernel, one_block, splits_of, CudaSession};
 use crate::cuda::launch::{launch_ex, DecodeTuning, KArg as Arg};
 use crate::cuda::seg::SEG_TYPES;
 use crate::cuda::SEG_KERNELS;
@@ -248,7 +248,7 @@ impl CudaSession<'_> {
             // halves and the slot read from `params` is below the capacity.
             unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args, pdl)? };
             self.mark(|| "qk_norm_rope_store".into())?;
-            let n_split = splits(lay.place.capacity);
+            let n_split = splits_of(lay.place.capacity, tune.split_rows);
             let args = [
                 Arg::P(ptr(&self.s.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -366,7 +366,7 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.ffn_down, &mut s.o)],
                     &s.g,
-                    kern.map(|k| (down_act, k)),
+                    kern.map(|k| (down_act, tune.down_kernel.unwrap_or(k))),
                     None,
                     tune,
                     None,
