@@ -35,8 +35,13 @@ pub struct DecodeTuning {
     /// The Q/K/V/gate and output projections through `mvq_seg_21` (2 Q4_K rows per warp:
     /// twice the warps for these sub-wave grids) instead of the session's segment kernel.
     pub attn_rows2: bool,
-    /// The FFN down projection's segment kernel (`None`: the session's).
-    pub down_kernel: Option<SegKernel>,
+    /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
+    /// the "more bits" layers, the LM head; `None`: the session's).
+    pub q6k_kernel: Option<SegKernel>,
+    /// Attention kernels ask L2 for each row's V when they load its K.
+    pub attn_prefetch_v: bool,
+    /// The merge of the split-K partials spread over the block (`attend_merge_gate_q8_v2`).
+    pub merge_v2: bool,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
     /// are sized for that).
     pub split_rows: usize,
@@ -49,7 +54,9 @@ impl Default for DecodeTuning {
             fuse_swiglu: false,
             prefetch_blocks: 0,
             attn_rows2: false,
-            down_kernel: None,
+            q6k_kernel: None,
+            attn_prefetch_v: false,
+            merge_v2: false,
             split_rows: 128,
         }
     }
@@ -62,7 +69,9 @@ impl DecodeTuning {
         fuse_swiglu: false,
         prefetch_blocks: 0,
         attn_rows2: false,
-        down_kernel: None,
+        q6k_kernel: None,
+        attn_prefetch_v: false,
+        merge_v2: false,
         split_rows: 128,
     };
 }

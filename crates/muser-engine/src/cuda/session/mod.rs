@@ -24,6 +24,7 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_split_128",
     "attend_split_256",
     "attend_merge_gate_q8",
+    "attend_merge_gate_q8_v2",
     "swiglu_q8",
     "scale_softcap",
     "fill_random_f16",

@@ -259,6 +259,7 @@ impl CudaSession<'_> {
                 Arg::P(meta_p),
                 Arg::I(lay.place.capacity as i32),
                 Arg::F(c.attn_scale()),
+                Arg::I(i32::from(tune.attn_prefetch_v)),
             ];
             // Grouped (GT query heads of a KV group per block) or one head per block.
             let group = super::attn_group_kernel(
@@ -302,8 +303,13 @@ impl CudaSession<'_> {
                 shared_mem_bytes: 0,
             };
             // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim.
-            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args, pdl)? };
-            self.mark(|| "attend_merge_gate_q8".into())?;
+            let merge = if tune.merge_v2 {
+                "attend_merge_gate_q8_v2"
+            } else {
+                "attend_merge_gate_q8"
+            };
+            unsafe { launch(cuda, merge, cfg, &args, pdl)? };
+            self.mark(|| merge.into())?;
             {
                 let s = &mut self.s;
                 project(
@@ -366,7 +372,16 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.ffn_down, &mut s.o)],
                     &s.g,
-                    kern.map(|k| (down_act, tune.down_kernel.unwrap_or(k))),
+                    kern.map(|k| {
+                        (
+                            down_act,
+                            if w.ffn_down.ty == GgmlType::Q6_K {
+                                tune.q6k_kernel.unwrap_or(k)
+                            } else {
+                                k
+                            },
+                        )
+                    }),
                     None,
                     tune,
                     None,
@@ -389,7 +404,10 @@ impl CudaSession<'_> {
                 &self.prof,
                 vec![(out, &mut s.logits)],
                 &s.h,
-                kern.map(|k| (&self.act, k)),
+                kern.map(|k| {
+                    let k6 = tune.q6k_kernel.filter(|_| out.ty == GgmlType::Q6_K);
+                    (&self.act, k6.unwrap_or(k))
+                }),
                 Some((c.logit_scale, c.softcap)),
                 tune,
                 None,
