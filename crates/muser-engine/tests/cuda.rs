@@ -457,10 +457,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             q6k_kernel: SEG_KERNELS.iter().find(|k| k.rows_q6k == 4).copied(),
             attn_prefetch_v: true,
             merge_v2: tuned.merge_v2,
+            cluster_norm: tuned.cluster_norm,
             split_rows: 128,
         };
         let plain = DecodeTuning {
             merge_v2: tuned.merge_v2,
+            cluster_norm: tuned.cluster_norm,
             ..DecodeTuning::PLAIN
         };
         for other in [plain, all_on] {
@@ -485,30 +487,40 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 fail += 1;
             }
         }
-        // The other split-K merge (a different summation order): held to the oracle's bar.
-        dev.set_decode_tuning(DecodeTuning {
-            merge_v2: !tuned.merge_v2,
-            ..tuned
-        });
-        let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-        let mut other = Vec::with_capacity(whole.len());
-        for &t in &tokens {
-            other.extend(s2.step(t).unwrap());
-        }
-        let (kl_o, d_o, miss_o) = distance(&want, &other, v);
-        let ok_o = other.iter().all(|x| x.is_finite())
-            && kl_o <= kl_cpu.max(1e-9)
-            && d_o <= d_cpu.max(1e-4)
-            && miss_o == 0;
-        println!(
-            "model {name:20} vs cpu-ref: cuda session merge_v2 {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
-            !tuned.merge_v2,
-            if ok_o { "ok" } else { "FAIL" }
-        );
-        if ok_o {
-            pass += 1;
-        } else {
-            fail += 1;
+        // Options that change a summation order (the split-K merge, the cluster norm tail),
+        // each flipped: held to the oracle's bar.
+        for other in [
+            DecodeTuning {
+                merge_v2: !tuned.merge_v2,
+                ..tuned
+            },
+            DecodeTuning {
+                cluster_norm: !tuned.cluster_norm,
+                ..tuned
+            },
+        ] {
+            dev.set_decode_tuning(other);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut got2 = Vec::with_capacity(whole.len());
+            for &t in &tokens {
+                got2.extend(s2.step(t).unwrap());
+            }
+            let (kl_o, d_o, miss_o) = distance(&want, &got2, v);
+            let ok_o = got2.iter().all(|x| x.is_finite())
+                && kl_o <= kl_cpu.max(1e-9)
+                && d_o <= d_cpu.max(1e-4)
+                && miss_o == 0;
+            println!(
+                "model {name:20} vs cpu-ref: cuda session merge_v2 {} cluster_norm {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
+                other.merge_v2,
+                other.cluster_norm,
+                if ok_o { "ok" } else { "FAIL" }
+            );
+            if ok_o {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
         }
         dev.set_decode_tuning(tuned);
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
@@ -787,22 +799,19 @@ fn tuning_ab(dev: &Cuda, model: &Glimmer) {
         q6k_kernel: kern("mvq_seg_44_lb4"),
         ..plain
     };
+    let cl = DecodeTuning {
+        cluster_norm: true,
+        ..k44
+    };
     for tune in [
         plain,
         k44,
-        DecodeTuning {
-            q6k_kernel: kern("mvq_seg_42"),
-            ..plain
-        },
+        cl,
+        DecodeTuning { pdl: true, ..cl },
         DecodeTuning {
             merge_v2: true,
-            ..k44
+            ..cl
         },
-        DecodeTuning {
-            attn_prefetch_v: true,
-            ..k44
-        },
-        DecodeTuning { pdl: true, ..k44 },
         plain,
         chosen,
     ] {
@@ -854,38 +863,27 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
     );
     drop(sess);
-    // Attention A/B: one query head per block; grouped blocks of 4 heads on the full layers
-    // only (caches longer than the sliding window); the default last.
+    // Launch options at depth (without the cluster norm tail, the spread merge, 256 rows per
+    // split), the default first and last.
     let chosen = dev.attention();
-    let full_only = AttnChoice {
-        heads_per_block: Some(4),
-        min_capacity: c.sliding_window + 1,
-    };
     let tuned = dev.decode_tuning();
+    let no_cl = DecodeTuning {
+        cluster_norm: false,
+        ..tuned
+    };
     let mv2 = DecodeTuning {
         merge_v2: true,
         ..tuned
     };
-    let pfv = DecodeTuning {
-        attn_prefetch_v: true,
-        ..tuned
-    };
-    let both = DecodeTuning {
-        merge_v2: true,
-        attn_prefetch_v: true,
-        ..tuned
-    };
     for (g, tune) in [
         (chosen, tuned),
+        (chosen, no_cl),
         (chosen, mv2),
-        (chosen, pfv),
-        (chosen, both),
-        (full_only, both),
         (
             chosen,
             DecodeTuning {
                 split_rows: 256,
-                ..both
+                ..tuned
             },
         ),
         (chosen, tuned),

@@ -8,7 +8,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
 
-use super::SegKernel;
+use super::{SegKernel, SEG_KERNELS};
 use crate::error::{Error, Result};
 
 /// A kernel argument (device addresses as `u64`).
@@ -42,21 +42,32 @@ pub struct DecodeTuning {
     pub attn_prefetch_v: bool,
     /// The merge of the split-K partials spread over the block (`attend_merge_gate_q8_v2`).
     pub merge_v2: bool,
+    /// The norm tails as a cluster of 8 blocks (`norm_tail_q8_cl`, sm_90; rows of a multiple
+    /// of 256 values) instead of one block.
+    pub cluster_norm: bool,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
     /// are sized for that).
     pub split_rows: usize,
 }
 
 impl Default for DecodeTuning {
+    /// Measured on the H200 (bench/runs/2026-11-30-h200-e): Q6_K down projections through
+    /// `mvq_seg_44_lb4` (164.4 → 169.2 tok/s), the cluster norm tail; PDL, the SwiGLU
+    /// epilogue, the prefetches, `mvq_seg_21` for the attention projections, the spread
+    /// merge and longer splits did not help.
     fn default() -> Self {
         DecodeTuning {
             pdl: false,
             fuse_swiglu: false,
             prefetch_blocks: 0,
             attn_rows2: false,
-            q6k_kernel: None,
+            q6k_kernel: SEG_KERNELS
+                .iter()
+                .find(|k| k.name == "mvq_seg_44_lb4")
+                .copied(),
             attn_prefetch_v: false,
             merge_v2: false,
+            cluster_norm: true,
             split_rows: 128,
         }
     }
@@ -72,11 +83,13 @@ impl DecodeTuning {
         q6k_kernel: None,
         attn_prefetch_v: false,
         merge_v2: false,
+        cluster_norm: false,
         split_rows: 128,
     };
 }
 
-/// Launches `f` on `stream` with `args`, with programmatic stream serialization when `pdl`.
+/// Launches `f` on `stream` with `args`, with programmatic stream serialization when `pdl`,
+/// in thread-block clusters of `cluster` blocks when above 1 (sm_90).
 ///
 /// # Safety
 /// The arguments must match the kernel's parameters and every address must be a live buffer
@@ -88,6 +101,7 @@ pub(crate) unsafe fn launch_ex(
     cfg: LaunchConfig,
     args: &[KArg],
     pdl: bool,
+    cluster: u32,
 ) -> Result<()> {
     let err = |e: sys::CUresult| Error::Cuda(format!("launching a decode kernel: {e:?}"));
     stream
@@ -102,10 +116,23 @@ pub(crate) unsafe fn launch_ex(
             KArg::F(x) => x as *const f32 as *mut c_void,
         })
         .collect();
-    // SAFETY: an all-zero attribute is a valid (ignored) value; the fields are set below.
-    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    // SAFETY: an all-zero attribute is a valid value; the fields are set below.
+    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let mut n_attrs = 0;
+    if pdl {
+        let a = &mut attrs[n_attrs];
+        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        a.value.programmaticStreamSerializationAllowed = 1;
+        n_attrs += 1;
+    }
+    if cluster > 1 {
+        let a = &mut attrs[n_attrs];
+        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        a.value.clusterDim.x = cluster;
+        a.value.clusterDim.y = 1;
+        a.value.clusterDim.z = 1;
+        n_attrs += 1;
+    }
     let lc = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -115,8 +142,8 @@ pub(crate) unsafe fn launch_ex(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
-        attrs: &mut attr,
-        numAttrs: u32::from(pdl),
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: n_attrs as u32,
     };
     // SAFETY: `ptrs` points at the values in `args`, alive for the call; the caller's contract
     // covers what the kernel does with them.

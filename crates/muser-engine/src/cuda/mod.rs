@@ -43,7 +43,8 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/decode.cu"),
     include_str!("kernels/gather.cu"),
-    include_str!("kernels/attend_group.cu")
+    include_str!("kernels/attend_group.cu"),
+    include_str!("kernels/norm_cluster.cu")
 );
 
 mod gather;

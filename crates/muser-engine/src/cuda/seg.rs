@@ -300,7 +300,7 @@ impl Cuda {
         // block reads and writes only within its segment's rows, and waits for the previous
         // kernel before reading the activations or writing. The SwiGLU epilogue writes
         // `n_out` int8 values and `n_out / 32` scales, sums and counters (checked above).
-        unsafe { launch_ex(st, f, cfg, &args, tuning.pdl) }
+        unsafe { launch_ex(st, f, cfg, &args, tuning.pdl, 1) }
     }
 
     /// One token through the segment kernel from f32 activations (quantized into the

@@ -19,6 +19,7 @@ pub use attn::AttnChoice;
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
     "norm_tail_q8",
+    "norm_tail_q8_cl",
     "qk_norm_rope_store",
     "attend_split_64",
     "attend_split_128",

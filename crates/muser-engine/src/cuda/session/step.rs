@@ -41,8 +41,12 @@ unsafe fn launch(
 ) -> Result<()> {
     // SAFETY: the caller's contract; every decode kernel waits for its predecessor
     // (`pdl_wait`) before touching shared data.
-    unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, pdl) }
+    unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, pdl, 1) }
 }
+
+/// Blocks of the cluster norm tail (`norm_cluster.cu`'s NC_BLOCKS; 8 is the portable cluster
+/// size limit).
+const NORM_CLUSTER: u32 = 8;
 
 /// A segment-kernel product: the weights on the device, the matrix, the output.
 type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
@@ -149,6 +153,21 @@ impl CudaSession<'_> {
             Arg::I(c.n_embd as i32),
             Arg::I(mode),
         ];
+        let n = c.n_embd;
+        let tune = self.cuda.decode_tuning();
+        if tune.cluster_norm && self.cuda.compute_capability.0 >= 9 && n % 256 == 0 && n <= 65_536 {
+            // Eight blocks of n / 64 threads (rounded up to whole warps), 8 values each.
+            let cfg = LaunchConfig {
+                grid_dim: (NORM_CLUSTER, 1, 1),
+                block_dim: ((n / 64).div_ceil(32) as u32 * 32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: as below; block b touches values [b n / 8, (b + 1) n / 8) only, and the
+            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS).
+            let f = kernel(self.cuda, "norm_tail_q8_cl")?;
+            unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, pdl, NORM_CLUSTER)? };
+            return self.mark(|| format!("norm_tail_cl mode {mode}"));
+        }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
         unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args, pdl)? };
