@@ -93,6 +93,40 @@ extern "C" __global__ void fill_random_f16(u16 *dst, unsigned long long n, unsig
 #define ATTN_PREFETCH_V 1
 // Most split-K shares per head (the host's `splits` clamp).
 #define MAX_SPLITS 1024
+// Stages the K rows of a 32-row chunk (row r = slot of lane r, rows c0 + r < j1 only) in
+// this warp's shared rows `ks` (HD / 8 + 1 uint4 each: the padding spreads a lane's row over
+// the banks), so that lane r then reads its own row from shared memory. Each global load
+// instruction covers whole rows (32 lanes × 16 bytes); one row per lane straight from global
+// memory made every load instruction touch 32 lines, and the L1 was the bottleneck (65 % busy,
+// 11 µs per sliding layer and 55 µs per full layer at depth 32768, ncu on the H200).
+template <int HD>
+__device__ __forceinline__ void stage_k_rows(uint4 (*ks)[HD / 8 + 1], const u16 *kc, int slot,
+                                             int kv_dim, int kvh, int c0, int j1) {
+    const int lane = threadIdx.x & 31;
+    __syncwarp();
+    // cp.async (sm_80+): global to shared without registers.
+#pragma unroll 8
+    for (int i = 0; i < HD / 8; i++) {
+        const int e = i * 32 + lane, r = e / (HD / 8), c = e % (HD / 8);
+        const int sl = __shfl_sync(0xffffffffu, slot, r);
+        if (c0 + r < j1) {
+            const uint4 *src = (const uint4 *)(kc + (size_t)sl * kv_dim + kvh * HD) + c;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+            unsigned long long dst;
+            asm("cvta.to.shared.u64 %0, %1;" : "=l"(dst) : "l"((unsigned long long)&ks[r][c]));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((u32)dst), "l"(src)
+                         : "memory");
+#else
+            ks[r][c] = *src;
+#endif
+        }
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+    __syncwarp();
+}
+
 template <int HD>
 __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, const u16 *vc,
                                                 float *part, int n_head, int n_head_kv,
@@ -101,6 +135,9 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
     __shared__ __align__(16) float qs[HD];
     __shared__ float wm[4], wsum[4];
     __shared__ float wo[4][HD];
+    // K rows staged per warp (head sizes up to 128; 256 would pass the 48 KB static limit).
+    constexpr bool KS = HD <= 128;
+    __shared__ uint4 ks[KS ? 4 : 1][KS ? 32 : 1][HD / 8 + 1];
     const int h = blockIdx.x, s = blockIdx.y, n_split = gridDim.y;
     const int first = meta[0], n = meta[1];
     const int kvh = h / (n_head / n_head_kv);
@@ -119,6 +156,7 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
         const bool valid = j < j1;
         const int slot = (first + (valid ? j : c0)) % cap;
         float d = -3.0e38f;
+        if (KS) stage_k_rows<HD>(ks[warp], kc, slot, kv_dim, kvh, c0, j1);
         if (valid) {
             // ATTN_PREFETCH_V: ask L2 for this row's V now, so that the value pass after the
             // softmax (each lane reads a slice of all 32 rows) finds it there.
@@ -131,7 +169,7 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
             const uint4 *kr = (const uint4 *)(kc + (size_t)slot * kv_dim + kvh * HD);
             uint4 kv[HD / 8];
 #pragma unroll
-            for (int c = 0; c < HD / 8; c++) kv[c] = kr[c];
+            for (int c = 0; c < HD / 8; c++) kv[c] = KS ? ks[KS ? warp : 0][KS ? lane : 0][c] : kr[c];
             float acc = 0.0f;
 #pragma unroll
             for (int c = 0; c < HD / 8; c++) {
@@ -424,12 +462,13 @@ extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8(float *x, const 
 
 // qk_norm_rope, plus the KV store: blocks n_head .. n_head + n_head_kv also write their
 // normed, rotated K head into cache slot *slot_p (f16), and the next n_head_kv blocks copy
-// the V heads there.
+// the V heads there. The rotation's (cos, sin) per pair come from the host with the step's
+// parameters (`cs`, f32, as (float)cos(θ), (float)sin(θ) of θ = pos · base^(-2i/hd) in f64):
+// computing pow, cos and sin in f64 here took the kernel 5 µs (ncu on the H200).
 extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v,
                                               const float *qw, const float *kw, int n_head,
-                                              int n_head_kv, int hd, float eps, const int *pos_p,
-                                              float base, int rope, u16 *kc, u16 *vc,
-                                              const int *slot_p) {
+                                              int n_head_kv, int hd, float eps, const float *cs,
+                                              int rope, u16 *kc, u16 *vc, const int *slot_p) {
     pdl_trigger();
     pdl_wait();
     const int h = blockIdx.x;
@@ -440,7 +479,6 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
             vc[row + kvh * hd + i] = f2h(v[kvh * hd + i]);
         return;
     }
-    const int pos = *pos_p;
     __shared__ float sh[32];
     float *vv = h < n_head ? q + h * hd : k + (h - n_head) * hd;
     const float *w = h < n_head ? qw : kw;
@@ -452,8 +490,7 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
         float a = vv[2 * i] * scale * w[2 * i];
         float b = vv[2 * i + 1] * scale * w[2 * i + 1];
         if (rope) {
-            const double theta = (double)pos * pow((double)base, -2.0 * i / hd);
-            const float c = (float)cos(theta), s = (float)sin(theta);
+            const float c = cs[2 * i], s = cs[2 * i + 1];
             const float ra = a * c - b * s, rb = a * s + b * c;
             a = ra;
             b = rb;

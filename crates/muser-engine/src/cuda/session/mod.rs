@@ -117,7 +117,7 @@ pub struct CudaSession<'m> {
     output_norm: CudaSlice<f32>,
     s: Scratch,
     /// Per-step values the kernels read from device memory:
-    /// `[pos, (slot, first, n) per layer, token]`.
+    /// `[pos, (slot, first, n) per layer, token, (cos, sin) per RoPE pair as f32 bits]`.
     params: CudaSlice<i32>,
     /// The embedding table on the device, when the gather kernel handles its type (else the
     /// row is dequantized on the host and uploaded each step).
@@ -228,7 +228,7 @@ impl<'m> CudaSession<'m> {
             partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
         };
         let params = st
-            .alloc_zeros::<i32>(2 + 3 * c.n_layer)
+            .alloc_zeros::<i32>(2 + 3 * c.n_layer + c.head_dim)
             .map_err(cuda_err("allocating"))?;
         Ok(CudaSession {
             cuda,
@@ -484,7 +484,7 @@ impl CudaSession<'_> {
                 .map_err(cuda_err("uploading the embedding"))?;
         }
         // Ring placement by explicit origins, then the step's parameters to the device.
-        let mut params = Vec::with_capacity(2 + 3 * c.n_layer);
+        let mut params = Vec::with_capacity(2 + 3 * c.n_layer + c.head_dim);
         params.push(pos as i32);
         for lay in &mut self.layers {
             let slot = lay.place.append(pos);
@@ -495,6 +495,15 @@ impl CudaSession<'_> {
             ]);
         }
         params.push(token as i32);
+        // RoPE (sliding layers) of this position: θ_i = pos · base^(-2i/hd) in f64 as the
+        // oracle (`ops::rope_adjacent`), cos and sin rounded to f32 as the kernel used them.
+        let hd = c.head_dim;
+        for i in 0..hd / 2 {
+            let theta =
+                pos as f64 * f64::from(c.rope_freq_base_swa).powf(-2.0 * i as f64 / hd as f64);
+            let (s, co) = theta.sin_cos();
+            params.extend([(co as f32).to_bits() as i32, (s as f32).to_bits() as i32]);
+        }
         st.memcpy_htod(&params, &mut self.params)
             .map_err(cuda_err("uploading step parameters"))?;
         Ok(pos)
