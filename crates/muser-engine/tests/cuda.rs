@@ -454,6 +454,8 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             fuse_swiglu: true,
             prefetch_blocks: u32::MAX,
             attn_rows2: true,
+            attn_k_split: tuned.attn_k_split,
+            down_k_split: tuned.down_k_split,
             q6k_kernel: SEG_KERNELS.iter().find(|k| k.rows_q6k == 4).copied(),
             attn_prefetch_v: true,
             merge_v2: tuned.merge_v2,
@@ -463,6 +465,8 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         let plain = DecodeTuning {
             merge_v2: tuned.merge_v2,
             cluster_norm: tuned.cluster_norm,
+            attn_k_split: tuned.attn_k_split,
+            down_k_split: tuned.down_k_split,
             ..DecodeTuning::PLAIN
         };
         for other in [plain, all_on] {
@@ -498,6 +502,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 cluster_norm: !tuned.cluster_norm,
                 ..tuned
             },
+            DecodeTuning {
+                attn_k_split: !tuned.attn_k_split,
+                down_k_split: !tuned.down_k_split,
+                ..tuned
+            },
         ] {
             dev.set_decode_tuning(other);
             let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
@@ -511,9 +520,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 && d_o <= d_cpu.max(1e-4)
                 && miss_o == 0;
             println!(
-                "model {name:20} vs cpu-ref: cuda session merge_v2 {} cluster_norm {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
+                "model {name:20} vs cpu-ref: cuda session merge_v2 {} cluster_norm {} k_split {}/{} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
                 other.merge_v2,
                 other.cluster_norm,
+                other.attn_k_split,
+                other.down_k_split,
                 if ok_o { "ok" } else { "FAIL" }
             );
             if ok_o {
@@ -803,16 +814,24 @@ fn tuning_ab(dev: &Cuda, model: &Glimmer) {
         cluster_norm: true,
         ..k44
     };
+    let aks = DecodeTuning {
+        attn_k_split: true,
+        ..cl
+    };
     for tune in [
         plain,
-        k44,
         cl,
-        DecodeTuning { pdl: true, ..cl },
+        aks,
         DecodeTuning {
-            merge_v2: true,
+            down_k_split: true,
             ..cl
         },
-        plain,
+        DecodeTuning {
+            down_k_split: true,
+            ..aks
+        },
+        cl,
+        aks,
         chosen,
     ] {
         dev.set_decode_tuning(tune);

@@ -35,6 +35,11 @@ pub struct DecodeTuning {
     /// The Q/K/V/gate and output projections through `mvq_seg_21` (2 Q4_K rows per warp:
     /// twice the warps for these sub-wave grids) instead of the session's segment kernel.
     pub attn_rows2: bool,
+    /// The Q/K/V/gate and output projections through `mvq_seg_sk4` (the K range split over
+    /// the block's warps); takes precedence over `attn_rows2`.
+    pub attn_k_split: bool,
+    /// Q4_K FFN down projections through `mvq_seg_sk4` too.
+    pub down_k_split: bool,
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
     /// the "more bits" layers, the LM head; `None`: the session's).
     pub q6k_kernel: Option<SegKernel>,
@@ -61,6 +66,8 @@ impl Default for DecodeTuning {
             fuse_swiglu: false,
             prefetch_blocks: 0,
             attn_rows2: false,
+            attn_k_split: false,
+            down_k_split: false,
             q6k_kernel: SEG_KERNELS
                 .iter()
                 .find(|k| k.name == "mvq_seg_44_lb4")
@@ -80,6 +87,8 @@ impl DecodeTuning {
         fuse_swiglu: false,
         prefetch_blocks: 0,
         attn_rows2: false,
+        attn_k_split: false,
+        down_k_split: false,
         q6k_kernel: None,
         attn_prefetch_v: false,
         merge_v2: false,

@@ -16,13 +16,15 @@ use crate::error::{Error, Result};
 pub(crate) const SEG_TYPES: [GgmlType; 2] = [GgmlType::Q4_K, GgmlType::Q6_K];
 
 /// A compiled variant of the segment kernel: its name, the rows one warp computes of a
-/// Q4_K and of a Q6_K matrix, and the warps per block.
+/// Q4_K and of a Q6_K matrix, and the warps per block; `k_split`: the block's warps share
+/// `rows_q4k` Q4_K rows, each over part of the K range (`mvq_seg_sk4`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegKernel {
     pub name: &'static str,
     pub rows_q4k: usize,
     pub rows_q6k: usize,
     pub warps: usize,
+    pub k_split: bool,
 }
 
 const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
@@ -31,6 +33,7 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
         rows_q4k,
         rows_q6k,
         warps: WARPS,
+        k_split: false,
     }
 }
 
@@ -43,6 +46,10 @@ pub const SEG_KERNELS: &[SegKernel] = &[
     sk("mvq_seg_21", 2, 1),
     sk("mvq_seg_44_lb4", 4, 4),
     sk("mvq_seg_41_lb5", 4, 1),
+    SegKernel {
+        k_split: true,
+        ..sk("mvq_seg_sk4", 4, 2)
+    },
 ];
 
 impl Default for SegKernel {
@@ -55,12 +62,11 @@ impl Default for SegKernel {
 
 impl SegKernel {
     fn rows_per_block(&self, ty: GgmlType) -> usize {
-        self.warps
-            * if ty == GgmlType::Q6_K {
-                self.rows_q6k
-            } else {
-                self.rows_q4k
-            }
+        match ty {
+            GgmlType::Q6_K => self.warps * self.rows_q6k,
+            _ if self.k_split => self.rows_q4k,
+            _ => self.warps * self.rows_q4k,
+        }
     }
 }
 
@@ -198,7 +204,8 @@ impl Cuda {
     ) -> Result<()> {
         if let Some(sw) = swiglu {
             let n = segs.first().map_or(0, |s| s.n_out);
-            if segs.len() != 2
+            if kernel.k_split
+                || segs.len() != 2
                 || segs[1].n_out != n
                 || n % 32 != 0
                 || sw.out.len() < n

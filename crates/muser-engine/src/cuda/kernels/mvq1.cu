@@ -26,7 +26,12 @@ __device__ __forceinline__ uint4 ldw16(const u8 *p) {
 
 // Rows row0 .. row0 + RR of a Q4_K matrix. Lane = (block slot 0..7, quarter k 0..3): the
 // quarter's 32 quant bytes hold sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles).
-template <int RR, bool HINT>
+//
+// SK (K split over the block): every warp of the block takes the same RR rows, warp w the
+// super-blocks 8w + lane / 4, 8w + 8 × warps + lane / 4, ..., and the warps' sums are added
+// through shared memory (in warp order). For the sub-wave matrices (Q/K/V/gate, output: 4-6
+// loop trips per warp, one memory round trip each) a warp then needs 1-2 trips.
+template <int RR, bool HINT, bool SK = false>
 __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
                                          const float *sa, float *y, int n_in, int n_out,
                                          int row0, int post, float scale, float cap) {
@@ -39,7 +44,9 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = lane >> 2; b < nb; b += 8) {
+    const int b_first = (lane >> 2) + (SK ? 8 * (int)(threadIdx.x >> 5) : 0);
+    const int b_step = SK ? 8 * (int)(blockDim.x >> 5) : 8;
+    for (int b = b_first; b < nb; b += b_step) {
         uint4 hd[RR], q0[RR], q1[RR];
 #pragma unroll
         for (int r = 0; r < RR; r++) {
@@ -76,6 +83,22 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
             const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
             acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
         }
+    }
+    if (SK) {
+        __shared__ float red[4][RR];
+        const int wb = threadIdx.x >> 5;
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const float s = warp_sum(acc[r]);
+            if (lane == 0) red[wb][r] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x < RR && row0 + (int)threadIdx.x < n_out) {
+            float s = 0.0f;
+            for (int w2 = 0; w2 < (int)(blockDim.x >> 5); w2++) s += red[w2][threadIdx.x];
+            y[row0 + threadIdx.x] = post_op(s, post, scale, cap);
+        }
+        return;
     }
 #pragma unroll
     for (int r = 0; r < RR; r++) {
@@ -264,11 +287,19 @@ extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long 
 // are immutable, so this may precede the programmatic-launch wait: the blocks of the first
 // wave, launched early, stream weights while the previous kernel finishes). Returns the rows
 // this warp wrote (0 for a warp past the end), the first in *row0.
-template <int RR4, int RR6, bool HINT>
+template <int RR4, int RR6, bool HINT, bool SK = false>
 __device__ __forceinline__ int seg_rows(int type, const u8 *w, const signed char *qa,
                                         const float *da, const float *sa, float *y, int n_in,
                                         int n_out, int blk, int post, float scale, float cap,
                                         int *row0, int pf_blocks) {
+    if (SK && type == SEG_Q4_K) {
+        // One RR4-row group per block, the K range split over its warps.
+        pdl_wait();
+        *row0 = blk * RR4;
+        if (blk * RR4 >= n_out) return 0;
+        q4k_rows<RR4, HINT, true>(w, qa, da, sa, y, n_in, n_out, blk * RR4, post, scale, cap);
+        return 0;
+    }
     const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const int rr = type == SEG_Q4_K ? RR4 : RR6;
     const int lane = threadIdx.x & 31;
@@ -333,7 +364,7 @@ __device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float 
 // segments 0 and 1 are the FFN gate and up, and swiglu_epilogue writes the down
 // projection's int8 row into qo/dq/sq (group counters cnt, zero between launches). `pf`: the
 // blocks that prefetch their first iteration's weight lines (see seg_rows).
-#define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB)                                                 \
+#define SEG_ENTRY_SK(NAME, RR4, RR6, HINT, MINB, SK)                                                 \
     extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
         const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
         int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
@@ -344,16 +375,16 @@ __device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float 
         const int b = blockIdx.x;                                                             \
         int row0 = 0, rows;                                                                   \
         if (b >= b3 && n3 > 0)                                                                \
-            rows = seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post,   \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post,   \
                                             scale, cap, &row0, pf);                               \
         else if (b >= b2 && n2 > 0)                                                           \
-            rows = seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post,   \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post,   \
                                             scale, cap, &row0, pf);                               \
         else if (b >= b1 && n1 > 0)                                                           \
-            rows = seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post,   \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post,   \
                                             scale, cap, &row0, pf);                               \
         else                                                                                  \
-            rows = seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, \
                                             cap, &row0, pf);                                  \
         if (ep == 1 && rows > 0) swiglu_epilogue(row0, rows, y0, y1, n0, cnt, qo, dq, sq);   \
     }
@@ -362,6 +393,7 @@ __device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float 
 // 256-byte prefetch) rows 1/2/4: 2465/1260, 2668/1191, 2979/1334; plain loads rows 2:
 // 3054/2151, rows 4: 3205/1942 (the split quant loads of a lane share L1 lines, which the
 // bypass threw away).
+#define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB) SEG_ENTRY_SK(NAME, RR4, RR6, HINT, MINB, false)
 SEG_ENTRY(mvq_seg_42, 4, 2, false, 1)
 SEG_ENTRY(mvq_seg_42_lb5, 4, 2, false, 5)
 SEG_ENTRY(mvq_seg_82, 8, 2, false, 1)
@@ -370,3 +402,6 @@ SEG_ENTRY(mvq_seg_21, 2, 1, false, 1)
 // waves at 5 blocks per SM; 4 makes 416, one partial wave as the Q4_K down projection).
 SEG_ENTRY(mvq_seg_44_lb4, 4, 4, false, 4)
 SEG_ENTRY(mvq_seg_41_lb5, 4, 1, false, 5)
+// Q4_K rows with the K range split over the block's 4 warps (4 rows per block; the SwiGLU
+// epilogue does not apply: it counts rows per warp).
+SEG_ENTRY_SK(mvq_seg_sk4, 4, 2, false, 5, true)

@@ -187,10 +187,10 @@ impl CudaSession<'_> {
         let attn = cuda.attention();
         let tune = cuda.decode_tuning();
         let pdl = tune.pdl;
+        let named = |n: &str| SEG_KERNELS.iter().find(|k| k.name == n).copied();
         let kern_attn = match kern {
-            Some(_) if tune.attn_rows2 => {
-                SEG_KERNELS.iter().find(|k| k.name == "mvq_seg_21").copied()
-            }
+            Some(_) if tune.attn_k_split => named("mvq_seg_sk4"),
+            Some(_) if tune.attn_rows2 => named("mvq_seg_21"),
             k => k,
         };
         if let Some(table) = &self.embed {
@@ -393,10 +393,12 @@ impl CudaSession<'_> {
                     kern.map(|k| {
                         (
                             down_act,
-                            if w.ffn_down.ty == GgmlType::Q6_K {
-                                tune.q6k_kernel.unwrap_or(k)
-                            } else {
-                                k
+                            match w.ffn_down.ty {
+                                GgmlType::Q6_K => tune.q6k_kernel.unwrap_or(k),
+                                _ if tune.down_k_split && !fuse_ff => {
+                                    named("mvq_seg_sk4").unwrap_or(k)
+                                }
+                                _ => k,
                             },
                         )
                     }),
