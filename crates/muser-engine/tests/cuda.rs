@@ -461,6 +461,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             merge_v2: tuned.merge_v2,
             cluster_norm: tuned.cluster_norm,
             split_rows: 128,
+            split_rows_grouped: 128,
         };
         let plain = DecodeTuning {
             merge_v2: tuned.merge_v2,
@@ -898,6 +899,13 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         (chosen, tuned),
         (chosen, no_cl),
         (chosen, mv2),
+        (
+            chosen,
+            DecodeTuning {
+                split_rows_grouped: 128,
+                ..tuned
+            },
+        ),
         (
             chosen,
             DecodeTuning {

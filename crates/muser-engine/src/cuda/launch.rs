@@ -51,15 +51,19 @@ pub struct DecodeTuning {
     /// of 256 values) instead of one block.
     pub cluster_norm: bool,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
-    /// are sized for that).
+    /// are sized for that), for the per-head kernel and for the grouped one (long caches:
+    /// with K staged through shared memory, two 32-row chunks per warp at 256 rows measured
+    /// 148.3 → 152.2 tok/s at depth 32768 with every layer at 256).
     pub split_rows: usize,
+    pub split_rows_grouped: usize,
 }
 
 impl Default for DecodeTuning {
-    /// Measured on the H200 (bench/runs/2026-11-30-h200-e): Q6_K down projections through
-    /// `mvq_seg_44_lb4` (164.4 → 169.2 tok/s), the cluster norm tail; PDL, the SwiGLU
-    /// epilogue, the prefetches, `mvq_seg_21` for the attention projections, the spread
-    /// merge and longer splits did not help.
+    /// Measured on the H200 (bench/runs/2026-11-30-h200-e): Q6_K-only launches through
+    /// `mvq_seg_44_lb4` (164.4 → 169.2 tok/s), the cluster norm tail (167.9 → 171.8), 256
+    /// rows per split for the grouped attention. PDL, the SwiGLU epilogue, the L2
+    /// prefetches, `mvq_seg_21` or `mvq_seg_sk4` for the attention projections and the
+    /// spread merge did not help.
     fn default() -> Self {
         DecodeTuning {
             pdl: false,
@@ -76,6 +80,7 @@ impl Default for DecodeTuning {
             merge_v2: false,
             cluster_norm: true,
             split_rows: 128,
+            split_rows_grouped: 256,
         }
     }
 }
@@ -94,6 +99,7 @@ impl DecodeTuning {
         merge_v2: false,
         cluster_norm: false,
         split_rows: 128,
+        split_rows_grouped: 128,
     };
 }
 

@@ -266,7 +266,19 @@ impl CudaSession<'_> {
             // halves and the slot read from `params` is below the capacity.
             unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args, pdl)? };
             self.mark(|| "qk_norm_rope_store".into())?;
-            let n_split = splits_of(lay.place.capacity, tune.split_rows);
+            // Grouped (GT query heads of a KV group per block) or one head per block.
+            let group = super::attn_group_kernel(
+                attn.for_capacity(lay.place.capacity),
+                c.n_head,
+                c.n_head_kv,
+                c.head_dim,
+            );
+            let rows = if group.is_some() {
+                tune.split_rows_grouped
+            } else {
+                tune.split_rows
+            };
+            let n_split = splits_of(lay.place.capacity, rows);
             let args = [
                 Arg::P(ptr(&self.s.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -279,13 +291,6 @@ impl CudaSession<'_> {
                 Arg::F(c.attn_scale()),
                 Arg::I(i32::from(tune.attn_prefetch_v)),
             ];
-            // Grouped (GT query heads of a KV group per block) or one head per block.
-            let group = super::attn_group_kernel(
-                attn.for_capacity(lay.place.capacity),
-                c.n_head,
-                c.n_head_kv,
-                c.head_dim,
-            );
             let (name, blocks) = match group {
                 Some((name, gt)) => (name, c.n_head / gt),
                 None => match c.head_dim {
