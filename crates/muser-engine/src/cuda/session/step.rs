@@ -53,6 +53,7 @@ type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 
 /// Products of one activation row: Q4_K/Q6_K matrices as one segment launch over the int8
 /// row `act` (when given), the others through the f32-activation kernels.
+#[allow(clippy::too_many_arguments)]
 fn project(
     cuda: &Cuda,
     model: &Glimmer,
