@@ -13,7 +13,8 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, AttnChoice, Cuda, CudaOptions, CudaSession, Q8Act, Seg, SegKernel, SEG_KERNELS,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, Q8Act, Seg, SegKernel,
+    SEG_KERNELS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -446,6 +447,94 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             }
         }
         dev.set_attention(chosen);
+        // Plain launches and every launch option at once against the default: the same bits.
+        let tuned = dev.decode_tuning();
+        let all_on = DecodeTuning {
+            pdl: true,
+            fuse_swiglu: true,
+            prefetch_blocks: u32::MAX,
+            attn_rows2: true,
+            attn_k_split: tuned.attn_k_split,
+            down_k_split: tuned.down_k_split,
+            q6k_kernel: SEG_KERNELS.iter().find(|k| k.rows_q6k == 4).copied(),
+            attn_prefetch_v: true,
+            merge_v2: tuned.merge_v2,
+            cluster_norm: tuned.cluster_norm,
+            split_rows: 128,
+            split_rows_grouped: 128,
+        };
+        let plain = DecodeTuning {
+            merge_v2: tuned.merge_v2,
+            cluster_norm: tuned.cluster_norm,
+            attn_k_split: tuned.attn_k_split,
+            down_k_split: tuned.down_k_split,
+            ..DecodeTuning::PLAIN
+        };
+        for other in [plain, all_on] {
+            dev.set_decode_tuning(other);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut diff = 0usize;
+            for (i, &t) in tokens.iter().enumerate() {
+                let l = s2.step(t).unwrap();
+                diff += l
+                    .iter()
+                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+            }
+            println!(
+                "model {name:20} launches {tuned:?} vs {other:?}: {diff} logits differ {}",
+                if diff == 0 { "ok" } else { "FAIL" }
+            );
+            if diff == 0 {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        // Options that change a summation order (the split-K merge, the cluster norm tail),
+        // each flipped: held to the oracle's bar.
+        for other in [
+            DecodeTuning {
+                merge_v2: !tuned.merge_v2,
+                ..tuned
+            },
+            DecodeTuning {
+                cluster_norm: !tuned.cluster_norm,
+                ..tuned
+            },
+            DecodeTuning {
+                attn_k_split: !tuned.attn_k_split,
+                down_k_split: !tuned.down_k_split,
+                ..tuned
+            },
+        ] {
+            dev.set_decode_tuning(other);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut got2 = Vec::with_capacity(whole.len());
+            for &t in &tokens {
+                got2.extend(s2.step(t).unwrap());
+            }
+            let (kl_o, d_o, miss_o) = distance(&want, &got2, v);
+            let ok_o = got2.iter().all(|x| x.is_finite())
+                && kl_o <= kl_cpu.max(1e-9)
+                && d_o <= d_cpu.max(1e-4)
+                && miss_o == 0;
+            println!(
+                "model {name:20} vs cpu-ref: cuda session merge_v2 {} cluster_norm {} k_split {}/{} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
+                other.merge_v2,
+                other.cluster_norm,
+                other.attn_k_split,
+                other.down_k_split,
+                if ok_o { "ok" } else { "FAIL" }
+            );
+            if ok_o {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        dev.set_decode_tuning(tuned);
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
         let ok_w = whole.iter().all(|x| x.is_finite())
             && kl_w <= kl_cpu.max(1e-9)
@@ -575,10 +664,16 @@ fn seg_sweep(cuda: &Cuda, once: bool) {
                 cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
                     .unwrap()
             });
+            // Every variant on the file layout, and on the split layout for Q6_K.
             let variants: Vec<(SegKernel, bool)> = SEG_KERNELS
                 .iter()
                 .map(|k| (*k, false))
-                .chain(split.as_ref().map(|_| (SegKernel::default(), true)))
+                .chain(
+                    SEG_KERNELS
+                        .iter()
+                        .filter(|_| split.is_some())
+                        .map(|k| (*k, true)),
+                )
                 .collect();
             for (k, is_split) in &variants {
                 let mut run = || {
@@ -703,6 +798,65 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     }
     dev.set_one_token_kernel(chosen);
     let _ = &mut sess;
+    tuning_ab(&dev, &model);
+}
+
+/// Decode speed with each launch tuning (PDL, SwiGLU epilogue), the default last with its
+/// profile.
+fn tuning_ab(dev: &Cuda, model: &Glimmer) {
+    let chosen = dev.decode_tuning();
+    let plain = DecodeTuning::PLAIN;
+    let kern = |name: &str| SEG_KERNELS.iter().find(|k| k.name == name).copied();
+    let k44 = DecodeTuning {
+        q6k_kernel: kern("mvq_seg_44_lb4"),
+        ..plain
+    };
+    let cl = DecodeTuning {
+        cluster_norm: true,
+        ..k44
+    };
+    let aks = DecodeTuning {
+        attn_k_split: true,
+        ..cl
+    };
+    for tune in [
+        plain,
+        cl,
+        aks,
+        DecodeTuning {
+            down_k_split: true,
+            ..cl
+        },
+        DecodeTuning {
+            down_k_split: true,
+            ..aks
+        },
+        cl,
+        aks,
+        chosen,
+    ] {
+        dev.set_decode_tuning(tune);
+        let mut sess = CudaSession::new(dev, model, 256).unwrap();
+        for _ in 0..2 {
+            sess.step_argmax(11).unwrap();
+        }
+        let mut best = 0f64;
+        for _ in 0..3 {
+            let n = 48;
+            let t0 = Instant::now();
+            for i in 0..n {
+                sess.step_argmax((i * 31 + 7) as u32).unwrap();
+            }
+            best = best.max(n as f64 / t0.elapsed().as_secs_f64());
+        }
+        println!(
+            "tuning {tune:?}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48)",
+            1e3 / best
+        );
+    }
+    let mut sess = CudaSession::new(dev, model, 256).unwrap();
+    print_profile(&mut sess, 3);
+    dev.set_decode_tuning(chosen);
 }
 
 /// Decode at a synthetic depth (cache rows filled directly), and the KV memory against
@@ -729,15 +883,40 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
     );
     drop(sess);
-    // Attention A/B: one query head per block; grouped blocks of 4 heads on the full layers
-    // only (caches longer than the sliding window); the default last.
+    // Launch options at depth (without the cluster norm tail, the spread merge, 256 rows per
+    // split), the default first and last.
     let chosen = dev.attention();
-    let full_only = AttnChoice {
-        heads_per_block: Some(4),
-        min_capacity: c.sliding_window + 1,
+    let tuned = dev.decode_tuning();
+    let no_cl = DecodeTuning {
+        cluster_norm: false,
+        ..tuned
     };
-    for g in [AttnChoice::PER_HEAD, full_only, chosen] {
+    let mv2 = DecodeTuning {
+        merge_v2: true,
+        ..tuned
+    };
+    for (g, tune) in [
+        (chosen, tuned),
+        (chosen, no_cl),
+        (chosen, mv2),
+        (
+            chosen,
+            DecodeTuning {
+                split_rows_grouped: 128,
+                ..tuned
+            },
+        ),
+        (
+            chosen,
+            DecodeTuning {
+                split_rows: 256,
+                ..tuned
+            },
+        ),
+        (chosen, tuned),
+    ] {
         dev.set_attention(g);
+        dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
         sess.fill_synthetic(depth, 7).unwrap();
         let n = 32;
@@ -750,13 +929,14 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
         let s = t.elapsed().as_secs_f64();
         println!(
-            "decode at depth {depth}, attention {g:?}: {:.2} tok/s ({:.2} ms/token)",
+            "decode at depth {depth}, attention {g:?}, {tune:?}: {:.2} tok/s ({:.2} ms/token)",
             n as f64 / s,
             1e3 * s / n as f64
         );
         print_profile(&mut sess, 2);
     }
     dev.set_attention(chosen);
+    dev.set_decode_tuning(tuned);
 }
 
 fn main() {

@@ -43,13 +43,17 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/decode.cu"),
     include_str!("kernels/gather.cu"),
-    include_str!("kernels/attend_group.cu")
+    include_str!("kernels/attend_group.cu"),
+    include_str!("kernels/norm_cluster.cu")
 );
 
 mod gather;
+mod launch;
 mod seg;
 mod session;
 mod upload;
+pub use launch::DecodeTuning;
+pub(crate) use seg::SwigluOut;
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 pub use session::{AttnChoice, CudaSession};
 pub use upload::{UploadReport, STAGE_BYTES};
@@ -108,6 +112,8 @@ pub struct Cuda {
     /// Which attention kernel each layer gets (grouped `attend_group_*` or per-head
     /// `attend_split_*`), settable for A/B measurements.
     attn: Mutex<AttnChoice>,
+    /// How the decode step launches its kernels (PDL, weight prefetch), settable for A/B.
+    tuning: Mutex<DecodeTuning>,
     /// The decode-step kernels of `decode.cu`, by name.
     decode: HashMap<&'static str, CudaFunction>,
     /// Reused int8-activation buffers (quants, scales, sums), grown on demand: allocating
@@ -210,6 +216,7 @@ impl Cuda {
             seg,
             one_token: Mutex::new(Some(SegKernel::default())),
             attn: Mutex::new(AttnChoice::default()),
+            tuning: Mutex::new(DecodeTuning::default()),
             decode,
             q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
@@ -385,6 +392,21 @@ impl Cuda {
     /// kernels (its first two steps: a captured graph keeps the choice).
     pub fn set_attention(&self, a: AttnChoice) {
         *self.attn.lock().unwrap_or_else(|e| e.into_inner()) = a;
+    }
+
+    /// How the decode step launches its kernels; PDL only where the device has it (sm_90+).
+    pub fn decode_tuning(&self) -> DecodeTuning {
+        let t = *self.tuning.lock().unwrap_or_else(|e| e.into_inner());
+        DecodeTuning {
+            pdl: t.pdl && self.compute_capability.0 >= 9,
+            ..t
+        }
+    }
+
+    /// Chooses how the decode step launches its kernels (for A/B measurements). Read when a
+    /// session queues its kernels (its first two steps: a captured graph keeps the choice).
+    pub fn set_decode_tuning(&self, t: DecodeTuning) {
+        *self.tuning.lock().unwrap_or_else(|e| e.into_inner()) = t;
     }
 
     /// Queues a kernel that keeps the GPU busy for `ns` nanoseconds, so that the launches

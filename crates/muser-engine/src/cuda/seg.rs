@@ -5,6 +5,8 @@
 use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
+
+use super::launch::{launch_ex, DecodeTuning, KArg};
 use muser_gguf::GgmlType;
 
 use super::{cuda_err, Cuda, WARPS};
@@ -14,13 +16,15 @@ use crate::error::{Error, Result};
 pub(crate) const SEG_TYPES: [GgmlType; 2] = [GgmlType::Q4_K, GgmlType::Q6_K];
 
 /// A compiled variant of the segment kernel: its name, the rows one warp computes of a
-/// Q4_K and of a Q6_K matrix, and the warps per block.
+/// Q4_K and of a Q6_K matrix, and the warps per block; `k_split`: the block's warps share
+/// `rows_q4k` Q4_K rows, each over part of the K range (`mvq_seg_sk4`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegKernel {
     pub name: &'static str,
     pub rows_q4k: usize,
     pub rows_q6k: usize,
     pub warps: usize,
+    pub k_split: bool,
 }
 
 const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
@@ -29,6 +33,7 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
         rows_q4k,
         rows_q6k,
         warps: WARPS,
+        k_split: false,
     }
 }
 
@@ -39,6 +44,12 @@ pub const SEG_KERNELS: &[SegKernel] = &[
     sk("mvq_seg_42_lb5", 4, 2),
     sk("mvq_seg_82", 8, 2),
     sk("mvq_seg_21", 2, 1),
+    sk("mvq_seg_44_lb4", 4, 4),
+    sk("mvq_seg_41_lb5", 4, 1),
+    SegKernel {
+        k_split: true,
+        ..sk("mvq_seg_sk4", 4, 2)
+    },
 ];
 
 impl Default for SegKernel {
@@ -51,12 +62,11 @@ impl Default for SegKernel {
 
 impl SegKernel {
     fn rows_per_block(&self, ty: GgmlType) -> usize {
-        self.warps
-            * if ty == GgmlType::Q6_K {
-                self.rows_q6k
-            } else {
-                self.rows_q4k
-            }
+        match ty {
+            GgmlType::Q6_K => self.warps * self.rows_q6k,
+            _ if self.k_split => self.rows_q4k,
+            _ => self.warps * self.rows_q4k,
+        }
     }
 }
 
@@ -92,6 +102,26 @@ impl Q8Act {
 
     pub fn is_empty(&self) -> bool {
         self.qa.is_empty()
+    }
+}
+
+/// Where the SwiGLU epilogue of a gate/up launch writes: the down projection's int8 row, and
+/// one arrival counter per 32-row group (zero between launches; the kernel resets them).
+pub(crate) struct SwigluOut {
+    pub(crate) out: Q8Act,
+    pub(crate) counters: CudaSlice<i32>,
+}
+
+impl SwigluOut {
+    /// Buffers for an FFN of `n_ff` rows (a multiple of 32).
+    pub(crate) fn new(cuda: &Cuda, n_ff: usize) -> Result<SwigluOut> {
+        Ok(SwigluOut {
+            out: Q8Act::new(cuda, n_ff)?,
+            counters: cuda
+                .stream()
+                .alloc_zeros::<i32>(n_ff.div_ceil(32).max(1))
+                .map_err(cuda_err("allocating SwiGLU counters"))?,
+        })
     }
 }
 
@@ -155,6 +185,39 @@ impl Cuda {
         n_in: usize,
         post: Option<(f32, f32)>,
     ) -> Result<()> {
+        self.matvec1_q8_tuned(kernel, segs, act, n_in, post, DecodeTuning::PLAIN, None)
+    }
+
+    /// `matvec1_q8` launched as the decode graph launches it: with programmatic dependent
+    /// launch when `tuning.pdl`, and with the SwiGLU epilogue when `swiglu` is given (then
+    /// `segs` must be the FFN gate and up, of equal sizes).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn matvec1_q8_tuned(
+        &self,
+        kernel: SegKernel,
+        segs: &mut [Seg<'_>],
+        act: &Q8Act,
+        n_in: usize,
+        post: Option<(f32, f32)>,
+        tuning: DecodeTuning,
+        swiglu: Option<&SwigluOut>,
+    ) -> Result<()> {
+        if let Some(sw) = swiglu {
+            let n = segs.first().map_or(0, |s| s.n_out);
+            if kernel.k_split
+                || segs.len() != 2
+                || segs[1].n_out != n
+                || n % 32 != 0
+                || sw.out.len() < n
+                || sw.counters.len() < n / 32
+            {
+                return Err(Error::Cuda(format!(
+                    "SwiGLU epilogue: {} matrices of {n} rows, buffers for {}",
+                    segs.len(),
+                    sw.out.len()
+                )));
+            }
+        }
         if segs.is_empty() || segs.len() > 4 || n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
                 "segment matvec: {} matrices (1-4), n_in {n_in} (a multiple of 256 within {})",
@@ -168,9 +231,9 @@ impl Cuda {
             .ok_or_else(|| Error::Cuda(format!("kernel {} not loaded", kernel.name)))?;
         let st = &self.stream;
         // (w, type, n_out, y, first block) per segment; unused ones have n_out 0.
-        let mut args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
+        let mut segs_args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
         let mut blocks = 0usize;
-        for (a, s) in args.iter_mut().zip(segs.iter_mut()) {
+        for (a, s) in segs_args.iter_mut().zip(segs.iter_mut()) {
             let bytes = s.ty.bytes_for((s.n_out * n_in) as u64).unwrap_or(u64::MAX);
             if (s.w.len() as u64) < bytes || s.y.len() < s.n_out {
                 return Err(Error::Cuda(format!(
@@ -196,22 +259,44 @@ impl Cuda {
             Some((s, c)) => (1i32, s, c),
             None => (0, 1.0, 0.0),
         };
-        let n_in_i = n_in as i32;
-        let mut b = st.launch_builder(f);
-        b.arg(&args[0].0)
-            .arg(&args[0].1)
-            .arg(&args[0].2)
-            .arg(&args[0].3);
-        for a in &args[1..] {
-            b.arg(&a.0).arg(&a.1).arg(&a.2).arg(&a.3).arg(&a.4);
+        let mut args = Vec::with_capacity(27);
+        for (i, &(w, t, n, y, b)) in segs_args.iter().enumerate() {
+            args.extend([KArg::P(w), KArg::I(t), KArg::I(n), KArg::P(y)]);
+            if i > 0 {
+                args.push(KArg::I(b));
+            }
         }
-        b.arg(&act.qa)
-            .arg(&act.da)
-            .arg(&act.sa)
-            .arg(&n_in_i)
-            .arg(&post_on)
-            .arg(&scale)
-            .arg(&cap);
+        let (qa, _) = act.qa.device_ptr(st);
+        let (da, _) = act.da.device_ptr(st);
+        let (sa, _) = act.sa.device_ptr(st);
+        args.extend([
+            KArg::P(qa),
+            KArg::P(da),
+            KArg::P(sa),
+            KArg::I(n_in as i32),
+            KArg::I(post_on),
+            KArg::F(scale),
+            KArg::F(cap),
+        ]);
+        match swiglu {
+            Some(sw) => {
+                let (c, _) = sw.counters.device_ptr(st);
+                let (qo, _) = sw.out.qa.device_ptr(st);
+                let (dq, _) = sw.out.da.device_ptr(st);
+                let (sq, _) = sw.out.sa.device_ptr(st);
+                args.extend([
+                    KArg::I(1),
+                    KArg::P(c),
+                    KArg::P(qo),
+                    KArg::P(dq),
+                    KArg::P(sq),
+                ]);
+            }
+            None => args.extend([KArg::I(0), KArg::P(0), KArg::P(0), KArg::P(0), KArg::P(0)]),
+        }
+        args.push(KArg::I(
+            i32::try_from(tuning.prefetch_blocks).unwrap_or(i32::MAX),
+        ));
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (32 * kernel.warps as u32, 1, 1),
@@ -219,9 +304,10 @@ impl Cuda {
         };
         // SAFETY: every segment's weights hold `n_out` rows of `n_in` elements and its output
         // `n_out` values (checked above); the activation buffers hold `n_in` values; each
-        // block reads and writes only within its segment's rows.
-        unsafe { b.launch(cfg) }.map_err(cuda_err("launching segment matvec"))?;
-        Ok(())
+        // block reads and writes only within its segment's rows, and waits for the previous
+        // kernel before reading the activations or writing. The SwiGLU epilogue writes
+        // `n_out` int8 values and `n_out / 32` scales, sums and counters (checked above).
+        unsafe { launch_ex(st, f, cfg, &args, tuning.pdl, 1) }
     }
 
     /// One token through the segment kernel from f32 activations (quantized into the

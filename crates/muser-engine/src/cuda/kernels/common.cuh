@@ -82,3 +82,23 @@ __device__ __forceinline__ void quant_block32(float v, int blk, signed char *qa,
 
 // Token loops are unrolled to NT with a guard so that accumulators stay in registers.
 #define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
+
+// Programmatic dependent launch (sm_90+; no-ops elsewhere and when the launch did not ask for
+// it). The decode graph launches its kernels with programmatic stream serialization, so a
+// kernel's blocks may start while its predecessor still runs: every such kernel calls
+// pdl_wait() in every block before it reads anything a predecessor wrote or writes anything a
+// predecessor reads (which makes the wait transitive: a kernel completes only after its own
+// wait returned). pdl_trigger() lets the next kernel launch once every block of this one has
+// started (or exited). Only reads of immutable data (weights, norm vectors) may come before
+// the wait.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}

@@ -11,6 +11,9 @@
 // `mvq_seg_*` computes up to four matrices that share one activation row in one launch (the
 // Q, K, V and gate projections; the FFN gate and up), each with its own type and output, so a
 // layer launches three matvecs instead of seven. `common.cuh` is prepended at compile time.
+// Launches whose matrices are all Q6_K (the FFN down projection of the "more bits" layers,
+// the LM head) take mvq_seg_44_lb4: 4 rows per warp, 416 blocks for 6,656 rows, where 2 rows
+// made 832 blocks, 1.3 waves (6656x19968 split: 38.3 → 31.9 µs, bench/runs/2026-11-30-h200-e).
 
 // Applies the LM head's logit scale and softcap when `post` is set (as scale_softcap).
 __device__ __forceinline__ float post_op(float s, int post, float scale, float cap) {
@@ -26,7 +29,12 @@ __device__ __forceinline__ uint4 ldw16(const u8 *p) {
 
 // Rows row0 .. row0 + RR of a Q4_K matrix. Lane = (block slot 0..7, quarter k 0..3): the
 // quarter's 32 quant bytes hold sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles).
-template <int RR, bool HINT>
+//
+// SK (K split over the block): every warp of the block takes the same RR rows, warp w the
+// super-blocks 8w + lane / 4, 8w + 8 × warps + lane / 4, ..., and the warps' sums are added
+// through shared memory (in warp order). For the sub-wave matrices (Q/K/V/gate, output: 4-6
+// loop trips per warp, one memory round trip each) a warp then needs 1-2 trips.
+template <int RR, bool HINT, bool SK = false>
 __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
                                          const float *sa, float *y, int n_in, int n_out,
                                          int row0, int post, float scale, float cap) {
@@ -39,7 +47,9 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = lane >> 2; b < nb; b += 8) {
+    const int b_first = (lane >> 2) + (SK ? 8 * (int)(threadIdx.x >> 5) : 0);
+    const int b_step = SK ? 8 * (int)(blockDim.x >> 5) : 8;
+    for (int b = b_first; b < nb; b += b_step) {
         uint4 hd[RR], q0[RR], q1[RR];
 #pragma unroll
         for (int r = 0; r < RR; r++) {
@@ -76,6 +86,22 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
             const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
             acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
         }
+    }
+    if (SK) {
+        __shared__ float red[4][RR];
+        const int wb = threadIdx.x >> 5;
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const float s = warp_sum(acc[r]);
+            if (lane == 0) red[wb][r] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x < RR && row0 + (int)threadIdx.x < n_out) {
+            float s = 0.0f;
+            for (int w2 = 0; w2 < (int)(blockDim.x >> 5); w2++) s += red[w2][threadIdx.x];
+            y[row0 + threadIdx.x] = post_op(s, post, scale, cap);
+        }
+        return;
     }
 #pragma unroll
     for (int r = 0; r < RR; r++) {
@@ -260,50 +286,125 @@ extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long 
 #define SEG_Q6_K_SPLIT 2
 
 // One block's rows of a segment: warps per block × RR4 (Q4_K) or × RR6 (Q6_K, both layouts).
-template <int RR4, int RR6, bool HINT>
-__device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed char *qa,
-                                         const float *da, const float *sa, float *y, int n_in,
-                                         int n_out, int blk, int post, float scale, float cap) {
-    const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (type == SEG_Q4_K) {
-        if (warp * RR4 < n_out)
-            q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
-    } else if (type == SEG_Q6_K_SPLIT) {
-        if (warp * RR6 < n_out)
-            q6ks_rows<RR6>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
-    } else {
-        if (warp * RR6 < n_out)
-            q6k_rows<RR6, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+// Blocks below `pf_blocks` first ask L2 for the lines of their first loop iteration (weights
+// are immutable, so this may precede the programmatic-launch wait: the blocks of the first
+// wave, launched early, stream weights while the previous kernel finishes). Returns the rows
+// this warp wrote (0 for a warp past the end), the first in *row0.
+template <int RR4, int RR6, bool HINT, bool SK = false>
+__device__ __forceinline__ int seg_rows(int type, const u8 *w, const signed char *qa,
+                                        const float *da, const float *sa, float *y, int n_in,
+                                        int n_out, int blk, int post, float scale, float cap,
+                                        int *row0, int pf_blocks) {
+    if (SK && type == SEG_Q4_K) {
+        // One RR4-row group per block, the K range split over its warps.
+        pdl_wait();
+        *row0 = blk * RR4;
+        if (blk * RR4 >= n_out) return 0;
+        q4k_rows<RR4, HINT, true>(w, qa, da, sa, y, n_in, n_out, blk * RR4, post, scale, cap);
+        return 0;
     }
+    const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const int rr = type == SEG_Q4_K ? RR4 : RR6;
+    const int lane = threadIdx.x & 31;
+    *row0 = warp * rr;
+    if ((int)blockIdx.x < pf_blocks && warp * rr < n_out) {
+        const int nb = n_in >> 8;
+        // Lane (block slot lane / 4, line lane % 4) of rows row0 .. row0 + rr.
+        const int b = lane >> 2, ln = lane & 3;
+        if (b < nb) {
+#pragma unroll
+            for (int r = 0; r < (RR4 > RR6 ? RR4 : RR6); r++) {
+                if (r >= rr || warp * rr + r >= n_out) break;
+                const size_t row = (size_t)(warp * rr + r);
+                const u8 *p = type == SEG_Q4_K ? w + (row * nb + b) * 144
+                            : type == SEG_Q6_K_SPLIT ? w + (row * nb + b) * 208
+                                                     : w + (row * nb + b) * 210;
+                if (ln < 2) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + 128 * ln));
+            }
+        }
+    }
+    pdl_wait();
+    if (warp * rr >= n_out) return 0;
+    if (type == SEG_Q4_K)
+        q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
+    else if (type == SEG_Q6_K_SPLIT)
+        q6ks_rows<RR6>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    else
+        q6k_rows<RR6, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+    return min(rr, n_out - warp * rr);
+}
+
+// The SwiGLU epilogue of a gate (segment 0) + up (segment 1) launch: the warp that completes a
+// 32-row group of both (counted in cnt[group], reset by that warp for the next launch) writes
+// silu(gate) * up of the group, quantized (quant_block32), for the down projection. This is
+// swiglu_q8's arithmetic, so the int8 row is the same bits; the f32 product is not kept.
+__device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float *g,
+                                                const float *u, int n, int *cnt,
+                                                signed char *qo, float *dq, float *sq) {
+    const int lane = threadIdx.x & 31, grp = row0 >> 5;
+    int last = 0;
+    if (lane == 0) {
+        // Lane 0 wrote this warp's outputs: make them visible before counting them.
+        __threadfence();
+        const int want = 2 * min(32, n - (grp << 5));
+        last = atomicAdd(&cnt[grp], rows) + rows == want;
+    }
+    last = __shfl_sync(0xffffffffu, last, 0);
+    if (!last) return;
+    __threadfence();
+    const int i = (grp << 5) + lane;
+    float r = 0.0f;
+    if (i < n) {
+        const float v = __ldcg(g + i);
+        r = v / (1.0f + expf(-v)) * __ldcg(u + i);
+    }
+    quant_block32(r, grp, qo, dq, sq);
+    if (lane == 0) cnt[grp] = 0;
 }
 
 // Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
-// starting at block bi; unused segments have ni = 0) over one int8 activation row.
-#define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB)                                                 \
+// starting at block bi; unused segments have ni = 0) over one int8 activation row. `ep` = 1:
+// segments 0 and 1 are the FFN gate and up, and swiglu_epilogue writes the down
+// projection's int8 row into qo/dq/sq (group counters cnt, zero between launches). `pf`: the
+// blocks that prefetch their first iteration's weight lines (see seg_rows).
+#define SEG_ENTRY_SK(NAME, RR4, RR6, HINT, MINB, SK)                                                 \
     extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
         const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
         int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
         int n3, float *y3, int b3, const signed char *qa, const float *da, const float *sa,  \
-        int n_in, int post, float scale, float cap) {                                         \
+        int n_in, int post, float scale, float cap, int ep, int *cnt, signed char *qo,       \
+        float *dq, float *sq, int pf) {                                                       \
+        pdl_trigger();                                                                        \
         const int b = blockIdx.x;                                                             \
+        int row0 = 0, rows;                                                                   \
         if (b >= b3 && n3 > 0)                                                                \
-            seg_rows<RR4, RR6, HINT>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post, scale,   \
-                                     cap);                                                    \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post,   \
+                                            scale, cap, &row0, pf);                               \
         else if (b >= b2 && n2 > 0)                                                           \
-            seg_rows<RR4, RR6, HINT>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post, scale,   \
-                                     cap);                                                    \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post,   \
+                                            scale, cap, &row0, pf);                               \
         else if (b >= b1 && n1 > 0)                                                           \
-            seg_rows<RR4, RR6, HINT>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post, scale,   \
-                                     cap);                                                    \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post,   \
+                                            scale, cap, &row0, pf);                               \
         else                                                                                  \
-            seg_rows<RR4, RR6, HINT>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, cap);  \
+            rows = seg_rows<RR4, RR6, HINT, SK>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, \
+                                            cap, &row0, pf);                                  \
+        if (ep == 1 && rows > 0) swiglu_epilogue(row0, rows, y0, y1, n0, cnt, qo, dq, sq);   \
     }
 
 // Measured on the H200 (19968 x 6656, GB/s, Q4_K / Q6_K): streaming loads (L1 bypass + L2
 // 256-byte prefetch) rows 1/2/4: 2465/1260, 2668/1191, 2979/1334; plain loads rows 2:
 // 3054/2151, rows 4: 3205/1942 (the split quant loads of a lane share L1 lines, which the
 // bypass threw away).
+#define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB) SEG_ENTRY_SK(NAME, RR4, RR6, HINT, MINB, false)
 SEG_ENTRY(mvq_seg_42, 4, 2, false, 1)
 SEG_ENTRY(mvq_seg_42_lb5, 4, 2, false, 5)
 SEG_ENTRY(mvq_seg_82, 8, 2, false, 1)
 SEG_ENTRY(mvq_seg_21, 2, 1, false, 1)
+// Q6_K rows per warp for the FFN down projection (6,656 rows: RR6 = 2 makes 832 blocks, 1.3
+// waves at 5 blocks per SM; 4 makes 416, one partial wave as the Q4_K down projection).
+SEG_ENTRY(mvq_seg_44_lb4, 4, 4, false, 4)
+SEG_ENTRY(mvq_seg_41_lb5, 4, 1, false, 5)
+// Q4_K rows with the K range split over the block's 4 warps (4 rows per block; the SwiGLU
+// epilogue does not apply: it counts rows per warp).
+SEG_ENTRY_SK(mvq_seg_sk4, 4, 2, false, 5, true)

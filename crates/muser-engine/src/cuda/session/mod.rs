@@ -19,11 +19,13 @@ pub use attn::AttnChoice;
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
     "norm_tail_q8",
+    "norm_tail_q8_cl",
     "qk_norm_rope_store",
     "attend_split_64",
     "attend_split_128",
     "attend_split_256",
     "attend_merge_gate_q8",
+    "attend_merge_gate_q8_v2",
     "swiglu_q8",
     "scale_softcap",
     "fill_random_f16",
@@ -98,7 +100,13 @@ const ROWS_PER_SPLIT: usize = 128;
 
 /// Split-K blocks per head for a cache of `capacity` rows (at most the kernels' MAX_SPLITS).
 fn splits(capacity: usize) -> usize {
-    capacity.div_ceil(ROWS_PER_SPLIT).clamp(1, 1024)
+    splits_of(capacity, ROWS_PER_SPLIT)
+}
+
+/// Split-K blocks per head for `capacity` rows at `rows` rows per block (at least
+/// ROWS_PER_SPLIT, so never more blocks than the partials hold).
+fn splits_of(capacity: usize, rows: usize) -> usize {
+    capacity.div_ceil(rows.max(ROWS_PER_SPLIT)).clamp(1, 1024)
 }
 
 /// One sequence on the GPU.
@@ -109,7 +117,7 @@ pub struct CudaSession<'m> {
     output_norm: CudaSlice<f32>,
     s: Scratch,
     /// Per-step values the kernels read from device memory:
-    /// `[pos, (slot, first, n) per layer, token]`.
+    /// `[pos, (slot, first, n) per layer, token, (cos, sin) per RoPE pair as f32 bits]`.
     params: CudaSlice<i32>,
     /// The embedding table on the device, when the gather kernel handles its type (else the
     /// row is dequantized on the host and uploaded each step).
@@ -125,6 +133,8 @@ pub struct CudaSession<'m> {
     prof: Prof,
     /// Int8 activation row shared by the fused producers and the segment matvecs.
     act: super::Q8Act,
+    /// The FFN down projection's int8 row when the gate/up matvec writes it (SwiGLU epilogue).
+    ffn_act: super::SwigluOut,
     /// Whether the dimensions allow fused int8 producers (multiples of 256; head_dim of 32).
     fused: bool,
 }
@@ -218,7 +228,7 @@ impl<'m> CudaSession<'m> {
             partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
         };
         let params = st
-            .alloc_zeros::<i32>(2 + 3 * c.n_layer)
+            .alloc_zeros::<i32>(2 + 3 * c.n_layer + c.head_dim)
             .map_err(cuda_err("allocating"))?;
         Ok(CudaSession {
             cuda,
@@ -235,6 +245,7 @@ impl<'m> CudaSession<'m> {
             max_positions,
             prof: std::cell::RefCell::new(None),
             act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
+            ffn_act: super::SwigluOut::new(cuda, c.n_ff)?,
             fused,
         })
     }
@@ -473,7 +484,7 @@ impl CudaSession<'_> {
                 .map_err(cuda_err("uploading the embedding"))?;
         }
         // Ring placement by explicit origins, then the step's parameters to the device.
-        let mut params = Vec::with_capacity(2 + 3 * c.n_layer);
+        let mut params = Vec::with_capacity(2 + 3 * c.n_layer + c.head_dim);
         params.push(pos as i32);
         for lay in &mut self.layers {
             let slot = lay.place.append(pos);
@@ -484,6 +495,15 @@ impl CudaSession<'_> {
             ]);
         }
         params.push(token as i32);
+        // RoPE (sliding layers) of this position: θ_i = pos · base^(-2i/hd) in f64 as the
+        // oracle (`ops::rope_adjacent`), cos and sin rounded to f32 as the kernel used them.
+        let hd = c.head_dim;
+        for i in 0..hd / 2 {
+            let theta =
+                pos as f64 * f64::from(c.rope_freq_base_swa).powf(-2.0 * i as f64 / hd as f64);
+            let (s, co) = theta.sin_cos();
+            params.extend([(co as f32).to_bits() as i32, (s as f32).to_bits() as i32]);
+        }
         st.memcpy_htod(&params, &mut self.params)
             .map_err(cuda_err("uploading step parameters"))?;
         Ok(pos)

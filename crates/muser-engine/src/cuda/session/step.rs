@@ -8,11 +8,13 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
-use super::{elems, kernel, launch_err, one_block, splits, CudaSession};
+use super::{elems, kernel, one_block, splits_of, CudaSession};
+use crate::cuda::launch::{launch_ex, DecodeTuning, KArg as Arg};
 use crate::cuda::seg::SEG_TYPES;
-use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
+use crate::cuda::SEG_KERNELS;
+use crate::cuda::{Cuda, Q8Act, Seg, SegKernel, SwigluOut};
 use crate::error::Result;
 use crate::model::Glimmer;
 use crate::weights::Matrix;
@@ -25,39 +27,33 @@ fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
     p
 }
 
-/// A kernel argument (addresses as `u64`).
-#[derive(Clone, Copy)]
-enum Arg {
-    P(u64),
-    I(i32),
-    F(f32),
-}
-
-/// Launches decode kernel `name` with `args`.
+/// Launches decode kernel `name` with `args` (programmatic dependent launch when `pdl`).
 ///
 /// # Safety
 /// The arguments must match the kernel's parameters, and every address must be a live
 /// buffer as large as the kernel indexes for the sizes passed with it.
-unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
-    let st = cuda.stream();
-    let mut b = st.launch_builder(kernel(cuda, name)?);
-    for a in args {
-        match a {
-            Arg::P(p) => b.arg(p),
-            Arg::I(i) => b.arg(i),
-            Arg::F(f) => b.arg(f),
-        };
-    }
-    // SAFETY: the caller's contract.
-    unsafe { b.launch(cfg) }.map_err(launch_err)?;
-    Ok(())
+unsafe fn launch(
+    cuda: &Cuda,
+    name: &str,
+    cfg: LaunchConfig,
+    args: &[Arg],
+    pdl: bool,
+) -> Result<()> {
+    // SAFETY: the caller's contract; every decode kernel waits for its predecessor
+    // (`pdl_wait`) before touching shared data.
+    unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, pdl, 1) }
 }
+
+/// Blocks of the cluster norm tail (`norm_cluster.cu`'s NC_BLOCKS; 8 is the portable cluster
+/// size limit).
+const NORM_CLUSTER: u32 = 8;
 
 /// A segment-kernel product: the weights on the device, the matrix, the output.
 type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 
 /// Products of one activation row: Q4_K/Q6_K matrices as one segment launch over the int8
 /// row `act` (when given), the others through the f32-activation kernels.
+#[allow(clippy::too_many_arguments)]
 fn project(
     cuda: &Cuda,
     model: &Glimmer,
@@ -66,6 +62,8 @@ fn project(
     x: &CudaSlice<f32>,
     act: Option<(&Q8Act, SegKernel)>,
     post: Option<(f32, f32)>,
+    tuning: DecodeTuning,
+    swiglu: Option<&SwigluOut>,
 ) -> Result<()> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
@@ -100,7 +98,7 @@ fn project(
                 n_out: m.n_out,
             })
             .collect();
-        cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
+        cuda.matvec1_q8_tuned(kern, &mut segs, act, n_in, post, tuning, swiglu)?;
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || format!("mv {}", label.join(" + ")))?;
     }
@@ -136,6 +134,7 @@ impl CudaSession<'_> {
         wp: Option<&CudaSlice<f32>>,
         wn: &CudaSlice<f32>,
         q8: bool,
+        pdl: bool,
     ) -> Result<()> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
@@ -155,9 +154,24 @@ impl CudaSession<'_> {
             Arg::I(c.n_embd as i32),
             Arg::I(mode),
         ];
+        let n = c.n_embd;
+        let tune = self.cuda.decode_tuning();
+        if tune.cluster_norm && self.cuda.compute_capability.0 >= 9 && n % 256 == 0 && n <= 65_536 {
+            // Eight blocks of n / 64 threads (rounded up to whole warps), 8 values each.
+            let cfg = LaunchConfig {
+                grid_dim: (NORM_CLUSTER, 1, 1),
+                block_dim: ((n / 64).div_ceil(32) as u32 * 32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: as below; block b touches values [b n / 8, (b + 1) n / 8) only, and the
+            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS).
+            let f = kernel(self.cuda, "norm_tail_q8_cl")?;
+            unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, pdl, NORM_CLUSTER)? };
+            return self.mark(|| format!("norm_tail_cl mode {mode}"));
+        }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
-        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args)? };
+        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args, pdl)? };
         self.mark(|| format!("norm_tail mode {mode}"))
     }
 
@@ -172,6 +186,14 @@ impl CudaSession<'_> {
         let (nh, nkv, hd) = (c.n_head as i32, c.n_head_kv as i32, c.head_dim as i32);
         let n_layer = c.n_layer;
         let attn = cuda.attention();
+        let tune = cuda.decode_tuning();
+        let pdl = tune.pdl;
+        let named = |n: &str| SEG_KERNELS.iter().find(|k| k.name == n).copied();
+        let kern_attn = match kern {
+            Some(_) if tune.attn_k_split => named("mvq_seg_sk4"),
+            Some(_) if tune.attn_rows2 => named("mvq_seg_21"),
+            k => k,
+        };
         if let Some(table) = &self.embed {
             // The token id is the last of the step's parameters.
             let tok = self.params.slice(1 + 3 * n_layer..);
@@ -186,9 +208,17 @@ impl CudaSession<'_> {
             )?;
             self.mark(|| "embed_gather".into())?;
         }
-        self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
+        // The first kernel after the embedding (or the host's row upload): a plain launch.
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8, false)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
+            // SwiGLU as the gate/up epilogue: all three FFN matrices in the segment kernel.
+            let fuse_ff = q8
+                && tune.fuse_swiglu
+                && [&w.ffn_gate, &w.ffn_up, &w.ffn_down]
+                    .iter()
+                    .all(|m| SEG_TYPES.contains(&m.ty))
+                && w.ffn_gate.n_out == w.ffn_up.n_out;
             {
                 let s = &mut self.s;
                 project(
@@ -202,7 +232,9 @@ impl CudaSession<'_> {
                         (&w.attn_gate, &mut s.gate),
                     ],
                     &s.h,
-                    kern.map(|k| (&self.act, k)),
+                    kern_attn.map(|k| (&self.act, k)),
+                    None,
+                    tune,
                     None,
                 )?;
             }
@@ -220,8 +252,7 @@ impl CudaSession<'_> {
                 Arg::I(nkv),
                 Arg::I(hd),
                 Arg::F(c.rms_eps),
-                Arg::P(pos_p),
-                Arg::F(c.rope_freq_base_swa),
+                Arg::P(pos_p + 4 * (2 + 3 * n_layer as u64)),
                 Arg::I(i32::from(c.sliding[l])),
                 Arg::P(ptr(&lay.k, &st)),
                 Arg::P(ptr(&lay.v, &st)),
@@ -234,9 +265,21 @@ impl CudaSession<'_> {
             };
             // SAFETY: q, k, v hold q_dim / kv_dim values; the cache holds capacity × kv_dim
             // halves and the slot read from `params` is below the capacity.
-            unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args)? };
+            unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args, pdl)? };
             self.mark(|| "qk_norm_rope_store".into())?;
-            let n_split = splits(lay.place.capacity);
+            // Grouped (GT query heads of a KV group per block) or one head per block.
+            let group = super::attn_group_kernel(
+                attn.for_capacity(lay.place.capacity),
+                c.n_head,
+                c.n_head_kv,
+                c.head_dim,
+            );
+            let rows = if group.is_some() {
+                tune.split_rows_grouped
+            } else {
+                tune.split_rows
+            };
+            let n_split = splits_of(lay.place.capacity, rows);
             let args = [
                 Arg::P(ptr(&self.s.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -247,14 +290,8 @@ impl CudaSession<'_> {
                 Arg::P(meta_p),
                 Arg::I(lay.place.capacity as i32),
                 Arg::F(c.attn_scale()),
+                Arg::I(i32::from(tune.attn_prefetch_v)),
             ];
-            // Grouped (GT query heads of a KV group per block) or one head per block.
-            let group = super::attn_group_kernel(
-                attn.for_capacity(lay.place.capacity),
-                c.n_head,
-                c.n_head_kv,
-                c.head_dim,
-            );
             let (name, blocks) = match group {
                 Some((name, gt)) => (name, c.n_head / gt),
                 None => match c.head_dim {
@@ -271,7 +308,7 @@ impl CudaSession<'_> {
             // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
             // window read from `params` lies within the cache; a grouped block's heads
             // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv).
-            unsafe { launch(cuda, name, cfg, &args)? };
+            unsafe { launch(cuda, name, cfg, &args, pdl)? };
             self.mark(|| name.into())?;
             let [qa, da, sa] = self.q8_args(q8);
             let args = [
@@ -290,8 +327,13 @@ impl CudaSession<'_> {
                 shared_mem_bytes: 0,
             };
             // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim.
-            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args)? };
-            self.mark(|| "attend_merge_gate_q8".into())?;
+            let merge = if tune.merge_v2 {
+                "attend_merge_gate_q8_v2"
+            } else {
+                "attend_merge_gate_q8"
+            };
+            unsafe { launch(cuda, merge, cfg, &args, pdl)? };
+            self.mark(|| merge.into())?;
             {
                 let s = &mut self.s;
                 project(
@@ -300,7 +342,9 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.attn_output, &mut s.o)],
                     &s.attn,
-                    kern.map(|k| (&self.act, k)),
+                    kern_attn.map(|k| (&self.act, k)),
+                    None,
+                    tune,
                     None,
                 )?;
             }
@@ -309,6 +353,7 @@ impl CudaSession<'_> {
                 Some(&self.layers[l].norms[3]),
                 &self.layers[l].norms[4],
                 q8,
+                pdl,
             )?;
             {
                 let s = &mut self.s;
@@ -320,29 +365,51 @@ impl CudaSession<'_> {
                     &s.h,
                     kern.map(|k| (&self.act, k)),
                     None,
+                    tune,
+                    fuse_ff.then_some(&self.ffn_act),
                 )?;
             }
-            let [qa, da, sa] = self.q8_args(q8);
-            let args = [
-                Arg::P(ptr(&self.s.g, &st)),
-                Arg::P(ptr(&self.s.u, &st)),
-                qa,
-                da,
-                sa,
-                Arg::I(c.n_ff as i32),
-            ];
-            // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
-            unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args)? };
-            self.mark(|| "swiglu_q8".into())?;
+            if !fuse_ff {
+                let [qa, da, sa] = self.q8_args(q8);
+                let args = [
+                    Arg::P(ptr(&self.s.g, &st)),
+                    Arg::P(ptr(&self.s.u, &st)),
+                    qa,
+                    da,
+                    sa,
+                    Arg::I(c.n_ff as i32),
+                ];
+                // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
+                unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args, pdl)? };
+                self.mark(|| "swiglu_q8".into())?;
+            }
             {
                 let s = &mut self.s;
+                let down_act = if fuse_ff {
+                    &self.ffn_act.out
+                } else {
+                    &self.act
+                };
                 project(
                     cuda,
                     model,
                     &self.prof,
                     vec![(&w.ffn_down, &mut s.o)],
                     &s.g,
-                    kern.map(|k| (&self.act, k)),
+                    kern.map(|k| {
+                        (
+                            down_act,
+                            match w.ffn_down.ty {
+                                GgmlType::Q6_K => tune.q6k_kernel.unwrap_or(k),
+                                _ if tune.down_k_split && !fuse_ff => {
+                                    named("mvq_seg_sk4").unwrap_or(k)
+                                }
+                                _ => k,
+                            },
+                        )
+                    }),
+                    None,
+                    tune,
                     None,
                 )?;
             }
@@ -351,7 +418,7 @@ impl CudaSession<'_> {
             } else {
                 &self.output_norm
             };
-            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
+            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pdl)?;
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.
         let out = &model.weights.output;
@@ -363,8 +430,13 @@ impl CudaSession<'_> {
                 &self.prof,
                 vec![(out, &mut s.logits)],
                 &s.h,
-                kern.map(|k| (&self.act, k)),
+                kern.map(|k| {
+                    let k6 = tune.q6k_kernel.filter(|_| out.ty == GgmlType::Q6_K);
+                    (&self.act, k6.unwrap_or(k))
+                }),
                 Some((c.logit_scale, c.softcap)),
+                tune,
+                None,
             )?;
         }
         if !(q8 && SEG_TYPES.contains(&out.ty)) {
@@ -375,7 +447,7 @@ impl CudaSession<'_> {
                 Arg::F(c.softcap),
             ];
             // SAFETY: logits hold n_vocab values.
-            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args)? };
+            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args, pdl)? };
             self.mark(|| "scale_softcap".into())?;
         }
         Ok(())
