@@ -82,7 +82,8 @@ pub fn matmul_batch_on(
         .map(|j| j.w.len())
         .sum::<usize>()
         .saturating_mul(n_tokens);
-    let parallel = work >= PARALLEL_MIN_WORK;
+    let in_parallel = work >= PARALLEL_MIN_WORK && !matches!(threads, Threads::Calling);
+    let quantize_on = if in_parallel { threads } else { Threads::Calling };
 
     // Each token's row quantized once per activation type.
     let mut acts: Vec<(GgmlType, usize, Vec<u8>)> = Vec::new();
@@ -94,9 +95,20 @@ pub fn matmul_batch_on(
         let a_row = activation_row_size(ty, n_in)?;
         let mut buf = vec![0u8; mul(n_tokens, a_row)?];
         if a_row > 0 {
-            quantize_rows(threads, ty, x, n_in, a_row, &mut buf)?;
+            quantize_rows(quantize_on, ty, x, n_in, a_row, &mut buf)?;
         }
         acts.push((ty, a_row, buf));
+    }
+
+    if !in_parallel {
+        // One thread: straight into the outputs.
+        for j in jobs.iter_mut() {
+            let n_out = j.n_out;
+            let v = view_of(j.kernels, j.w, n_out, &acts);
+            let out = &mut *j.out;
+            products(v, 0, n_out, n_tokens, |t, i, x| out[t * n_out + i] = x);
+        }
+        return Ok(());
     }
 
     // Tasks: (job, first row, rows); results token-major per task in one scratch buffer.
@@ -117,54 +129,16 @@ pub fn matmul_batch_on(
     }
     let views: Vec<View<'_>> = jobs
         .iter()
-        .map(|j| {
-            let ty = j.kernels.act_type();
-            let (_, a_row, buf) = acts
-                .iter()
-                .find(|(t, _, _)| *t == ty)
-                .expect("quantized above");
-            let w_row = j.w.len() / j.n_out.max(1);
-            (j.kernels, j.w, w_row, buf.as_slice(), *a_row)
-        })
+        .map(|j| view_of(j.kernels, j.w, j.n_out, &acts))
         .collect();
     let run = |k: usize| {
         let (ji, r0, rows) = tasks[k];
-        let (kernels, w, w_row, acts, a_row) = views[ji];
         let mut dst = parts[k].lock().unwrap_or_else(|e| e.into_inner());
-        let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
-        // Tokens in blocks, so that a block's quantized rows stay in cache while every weight
-        // row of the task passes over them (512 prompt rows of Q8_K are ~1.2 MB per 2,048
-        // inputs: re-reading them from L3 for each weight row was the cost).
-        for t0 in (0..n_tokens).step_by(TOKEN_BLOCK) {
-            let t1 = (t0 + TOKEN_BLOCK).min(n_tokens);
-            for i in 0..rows {
-                let r = r0 + i;
-                let wr = w.get(r * w_row..(r + 1) * w_row).unwrap_or(&[]);
-                let mut t = t0;
-                // Four tokens per pass where a four-row kernel exists (same bits per token).
-                while t + 4 <= t1 {
-                    match kernels.dot4_unchecked(wr, [act(t), act(t + 1), act(t + 2), act(t + 3)]) {
-                        Some(four) => {
-                            for (q, v) in four.into_iter().enumerate() {
-                                dst[(t + q) * rows + i] = v;
-                            }
-                        }
-                        None => break,
-                    }
-                    t += 4;
-                }
-                for q in t..t1 {
-                    dst[q * rows + i] = kernels.dot_unchecked(wr, act(q));
-                }
-            }
-        }
+        products(views[ji], r0, rows, n_tokens, |t, i, v| dst[t * rows + i] = v);
     };
     match threads {
-        Threads::Team(pool) if parallel && pool.size() > 1 => pool.for_each(tasks.len(), &run),
-        Threads::Team(_) | Threads::Rayon if parallel => {
-            (0..tasks.len()).into_par_iter().for_each(run)
-        }
-        _ => (0..tasks.len()).for_each(run),
+        Threads::Team(pool) if pool.size() > 1 => pool.for_each(tasks.len(), &run),
+        _ => (0..tasks.len()).into_par_iter().for_each(run),
     }
     drop(parts);
 
@@ -179,6 +153,58 @@ pub fn matmul_batch_on(
         }
     }
     Ok(())
+}
+
+/// What the products of one job read (its activation type's quantized rows among `acts`).
+fn view_of<'v>(
+    kernels: &'v Kernels,
+    w: &'v [u8],
+    n_out: usize,
+    acts: &'v [(GgmlType, usize, Vec<u8>)],
+) -> View<'v> {
+    let ty = kernels.act_type();
+    let (a_row, buf) = acts
+        .iter()
+        .find(|(t, _, _)| *t == ty)
+        .map_or((0, &[][..]), |(_, a_row, buf)| (*a_row, buf.as_slice()));
+    (kernels, w, w.len() / n_out.max(1), buf, a_row)
+}
+
+/// `put(t, i, dot(weight row r0 + i, token t))` for `rows` weight rows and every token.
+fn products(
+    (kernels, w, w_row, acts, a_row): View<'_>,
+    r0: usize,
+    rows: usize,
+    n_tokens: usize,
+    mut put: impl FnMut(usize, usize, f32),
+) {
+    let act = |t: usize| acts.get(t * a_row..(t + 1) * a_row).unwrap_or(&[]);
+    // Tokens in blocks, so that a block's quantized rows stay in cache while every weight
+    // row passes over them (512 prompt rows of Q8_K are ~1.2 MB per 2,048 inputs: re-reading
+    // them from L3 for each weight row was the cost).
+    for t0 in (0..n_tokens).step_by(TOKEN_BLOCK) {
+        let t1 = (t0 + TOKEN_BLOCK).min(n_tokens);
+        for i in 0..rows {
+            let r = r0 + i;
+            let wr = w.get(r * w_row..(r + 1) * w_row).unwrap_or(&[]);
+            let mut t = t0;
+            // Four tokens per pass where a four-row kernel exists (same bits per token).
+            while t + 4 <= t1 {
+                match kernels.dot4_unchecked(wr, [act(t), act(t + 1), act(t + 2), act(t + 3)]) {
+                    Some(four) => {
+                        for (q, v) in four.into_iter().enumerate() {
+                            put(t + q, i, v);
+                        }
+                    }
+                    None => break,
+                }
+                t += 4;
+            }
+            for q in t..t1 {
+                put(q, i, kernels.dot_unchecked(wr, act(q)));
+            }
+        }
+    }
 }
 
 /// `dst: [n_tokens, a_row]` = every `n_in`-wide row of `x` quantized to `ty`.

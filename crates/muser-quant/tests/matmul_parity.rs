@@ -504,7 +504,13 @@ fn matmul_batch_equals_one_token_matmuls() {
         .map(|&(ty, _)| Kernels::detect(ty).unwrap())
         .collect();
     let pool = muser_quant::SpinPool::new(3).unwrap();
-    for team in [None, Some(&pool)] {
+    use muser_quant::Threads;
+    for threads in [Threads::Rayon, Threads::Team(&pool), Threads::Calling] {
+        let name = match threads {
+            Threads::Rayon => "rayon",
+            Threads::Team(_) => "team",
+            Threads::Calling => "calling thread",
+        };
         let mut outs: Vec<Vec<f32>> = specs
             .iter()
             .map(|&(_, n)| vec![f32::NAN; n * n_tokens])
@@ -522,7 +528,7 @@ fn matmul_batch_equals_one_token_matmuls() {
                     out,
                 })
                 .collect();
-            muser_quant::matmul_batch(team, &mut jobs, &x, n_tokens).unwrap();
+            muser_quant::matmul_batch_on(threads, &mut jobs, &x, n_tokens).unwrap();
         }
         for (((ty, n_out), w), got) in specs.iter().zip(&ws).zip(&outs) {
             for t in 0..n_tokens {
@@ -534,8 +540,7 @@ fn matmul_batch_equals_one_token_matmuls() {
                     got.iter()
                         .zip(&want)
                         .all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "{ty} token {t} team {}",
-                    team.is_some()
+                    "{ty} token {t} on {name}"
                 );
             }
         }
