@@ -32,7 +32,7 @@ pub struct DecodeTuning {
     pub cluster_norm: bool,
     /// QK-norm, RoPE and the KV store folded into the Q/K/V/gate launch as a cluster epilogue
     /// (`mvq_seg_42_lb5_qkv`, sm_90; with the session's kernel `mvq_seg_42_lb5`, Q4_K Q and
-    /// K, head_dim a multiple of 16 up to 128) instead of `qk_norm_rope_store`. Same bits.
+    /// K, head_dim a multiple of 16 from 32 to 128) instead of `qk_norm_rope_store`. Same bits.
     pub fold_qk: bool,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
     /// are sized for that), for the per-head kernel and for the grouped one (long caches:
