@@ -53,7 +53,7 @@ mod seg;
 mod session;
 mod upload;
 pub use launch::DecodeTuning;
-pub(crate) use seg::SwigluOut;
+use seg::QKV_KERNEL;
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 pub use session::{AttnChoice, CudaSession};
 pub use upload::{UploadReport, STAGE_BYTES};
@@ -112,7 +112,7 @@ pub struct Cuda {
     /// Which attention kernel each layer gets (grouped `attend_group_*` or per-head
     /// `attend_split_*`), settable for A/B measurements.
     attn: Mutex<AttnChoice>,
-    /// How the decode step launches its kernels (PDL, weight prefetch), settable for A/B.
+    /// How the decode step launches its kernels (`DecodeTuning`), settable for A/B.
     tuning: Mutex<DecodeTuning>,
     /// The decode-step kernels of `decode.cu`, by name.
     decode: HashMap<&'static str, CudaFunction>,
@@ -179,7 +179,11 @@ impl Cuda {
             );
         }
         let mut seg = HashMap::new();
-        for name in SEG_KERNELS.iter().map(|k| k.name).chain(["q6k_split"]) {
+        for name in SEG_KERNELS
+            .iter()
+            .map(|k| k.name)
+            .chain(["q6k_split", QKV_KERNEL])
+        {
             seg.insert(
                 name,
                 modules[3]
@@ -394,13 +398,9 @@ impl Cuda {
         *self.attn.lock().unwrap_or_else(|e| e.into_inner()) = a;
     }
 
-    /// How the decode step launches its kernels; PDL only where the device has it (sm_90+).
+    /// How the decode step launches its kernels.
     pub fn decode_tuning(&self) -> DecodeTuning {
-        let t = *self.tuning.lock().unwrap_or_else(|e| e.into_inner());
-        DecodeTuning {
-            pdl: t.pdl && self.compute_capability.0 >= 9,
-            ..t
-        }
+        *self.tuning.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Chooses how the decode step launches its kernels (for A/B measurements). Read when a

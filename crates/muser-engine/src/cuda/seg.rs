@@ -6,7 +6,7 @@ use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 
-use super::launch::{launch_ex, DecodeTuning, KArg};
+use super::launch::{launch_ex, KArg};
 use muser_gguf::GgmlType;
 
 use super::{cuda_err, Cuda, WARPS};
@@ -16,15 +16,13 @@ use crate::error::{Error, Result};
 pub(crate) const SEG_TYPES: [GgmlType; 2] = [GgmlType::Q4_K, GgmlType::Q6_K];
 
 /// A compiled variant of the segment kernel: its name, the rows one warp computes of a
-/// Q4_K and of a Q6_K matrix, and the warps per block; `k_split`: the block's warps share
-/// `rows_q4k` Q4_K rows, each over part of the K range (`mvq_seg_sk4`).
+/// Q4_K and of a Q6_K matrix, and the warps per block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegKernel {
     pub name: &'static str,
     pub rows_q4k: usize,
     pub rows_q6k: usize,
     pub warps: usize,
-    pub k_split: bool,
 }
 
 const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
@@ -33,9 +31,11 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
         rows_q4k,
         rows_q6k,
         warps: WARPS,
-        k_split: false,
     }
 }
+
+/// `mvq_seg_42_lb5` with QK-norm, RoPE and the KV store as a cluster epilogue (`seg_qkv`).
+pub(crate) const QKV_KERNEL: &str = "mvq_seg_42_lb5_qkv";
 
 /// Every variant compiled (for the launch-shape sweep); `SegKernel::default()` is the one the
 /// engine uses.
@@ -43,13 +43,8 @@ pub const SEG_KERNELS: &[SegKernel] = &[
     sk("mvq_seg_42", 4, 2),
     sk("mvq_seg_42_lb5", 4, 2),
     sk("mvq_seg_82", 8, 2),
-    sk("mvq_seg_21", 2, 1),
     sk("mvq_seg_44_lb4", 4, 4),
     sk("mvq_seg_41_lb5", 4, 1),
-    SegKernel {
-        k_split: true,
-        ..sk("mvq_seg_sk4", 4, 2)
-    },
 ];
 
 impl Default for SegKernel {
@@ -61,10 +56,9 @@ impl Default for SegKernel {
 }
 
 impl SegKernel {
-    fn rows_per_block(&self, ty: GgmlType) -> usize {
+    pub(crate) fn rows_per_block(&self, ty: GgmlType) -> usize {
         match ty {
             GgmlType::Q6_K => self.warps * self.rows_q6k,
-            _ if self.k_split => self.rows_q4k,
             _ => self.warps * self.rows_q4k,
         }
     }
@@ -105,24 +99,19 @@ impl Q8Act {
     }
 }
 
-/// Where the SwiGLU epilogue of a gate/up launch writes: the down projection's int8 row, and
-/// one arrival counter per 32-row group (zero between launches; the kernel resets them).
-pub(crate) struct SwigluOut {
-    pub(crate) out: Q8Act,
-    pub(crate) counters: CudaSlice<i32>,
-}
-
-impl SwigluOut {
-    /// Buffers for an FFN of `n_ff` rows (a multiple of 32).
-    pub(crate) fn new(cuda: &Cuda, n_ff: usize) -> Result<SwigluOut> {
-        Ok(SwigluOut {
-            out: Q8Act::new(cuda, n_ff)?,
-            counters: cuda
-                .stream()
-                .alloc_zeros::<i32>(n_ff.div_ceil(32).max(1))
-                .map_err(cuda_err("allocating SwiGLU counters"))?,
-        })
-    }
+/// What `Cuda::matvec1_q8_qkv` folds in: `qk_norm_rope_store`'s arguments, as device
+/// addresses. `qw`, `kw`: the Q and K norm weights `[head_dim]`; `cs`: `[head_dim]` (cos,
+/// sin) pairs; `kc`, `vc`: the KV cache; `slot`: the cache row (an `i32` below its capacity).
+pub(crate) struct QkvFold {
+    pub(crate) qw: u64,
+    pub(crate) kw: u64,
+    pub(crate) head_dim: usize,
+    pub(crate) eps: f32,
+    pub(crate) cs: u64,
+    pub(crate) rope: bool,
+    pub(crate) kc: u64,
+    pub(crate) vc: u64,
+    pub(crate) slot: u64,
 }
 
 /// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
@@ -185,39 +174,83 @@ impl Cuda {
         n_in: usize,
         post: Option<(f32, f32)>,
     ) -> Result<()> {
-        self.matvec1_q8_tuned(kernel, segs, act, n_in, post, DecodeTuning::PLAIN, None)
+        let (post_on, scale, cap) = match post {
+            Some((s, c)) => (1i32, s, c),
+            None => (0, 1.0, 0.0),
+        };
+        let tail = [KArg::I(post_on), KArg::F(scale), KArg::F(cap)];
+        // SAFETY: the tail is the plain segment kernel's (post, scale, cap).
+        unsafe { self.seg_launch(kernel, kernel.name, segs, act, n_in, &tail, 1) }
     }
 
-    /// `matvec1_q8` launched as the decode graph launches it: with programmatic dependent
-    /// launch when `tuning.pdl`, and with the SwiGLU epilogue when `swiglu` is given (then
-    /// `segs` must be the FFN gate and up, of equal sizes).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn matvec1_q8_tuned(
+    /// The Q, K, V and gate products (`segs`, in that order) through `QKV_KERNEL`, with
+    /// QK-norm, RoPE and the KV store as its cluster epilogue; `None` (nothing launched) where
+    /// that kernel does not apply: before sm_90, another segment kernel than
+    /// `mvq_seg_42_lb5`, Q or K not Q4_K, a head that is not 2-8 blocks, or a segment that is
+    /// not whole clusters. `fold`: the norm weights, head size, eps, RoPE and cache arguments
+    /// of `qk_norm_rope_store` (device addresses).
+    ///
+    /// # Safety
+    /// `fold`'s addresses must be live buffers as `QkvFold` describes, for a KV cache of
+    /// `segs[1].n_out` values per row.
+    pub(crate) unsafe fn matvec1_q8_qkv(
         &self,
         kernel: SegKernel,
         segs: &mut [Seg<'_>],
         act: &Q8Act,
         n_in: usize,
-        post: Option<(f32, f32)>,
-        tuning: DecodeTuning,
-        swiglu: Option<&SwigluOut>,
-    ) -> Result<()> {
-        if let Some(sw) = swiglu {
-            let n = segs.first().map_or(0, |s| s.n_out);
-            if kernel.k_split
-                || segs.len() != 2
-                || segs[1].n_out != n
-                || n % 32 != 0
-                || sw.out.len() < n
-                || sw.counters.len() < n / 32
-            {
-                return Err(Error::Cuda(format!(
-                    "SwiGLU epilogue: {} matrices of {n} rows, buffers for {}",
-                    segs.len(),
-                    sw.out.len()
-                )));
-            }
+        fold: &QkvFold,
+    ) -> Result<Option<()>> {
+        let rb = kernel.rows_per_block(GgmlType::Q4_K);
+        let cluster = fold.head_dim / rb;
+        let ok = self.compute_capability.0 >= 9
+            && kernel.name == "mvq_seg_42_lb5"
+            && segs.len() == 4
+            && segs[..2].iter().all(|s| s.ty == GgmlType::Q4_K)
+            && fold.head_dim % rb == 0
+            && (2..=8).contains(&cluster)
+            && segs[2].n_out == segs[1].n_out
+            && segs
+                .iter()
+                .all(|s| s.n_out.div_ceil(kernel.rows_per_block(s.ty)) % cluster == 0)
+            && segs[..2].iter().all(|s| s.n_out % fold.head_dim == 0);
+        if !ok {
+            return Ok(None);
         }
+        let tail = [
+            KArg::P(fold.qw),
+            KArg::P(fold.kw),
+            KArg::I(fold.head_dim as i32),
+            KArg::F(fold.eps),
+            KArg::P(fold.cs),
+            KArg::I(i32::from(fold.rope)),
+            KArg::P(fold.kc),
+            KArg::P(fold.vc),
+            KArg::P(fold.slot),
+        ];
+        // SAFETY: the tail is seg_qkv's; the caller's contract (`QkvFold`) covers its
+        // addresses; every segment's blocks are whole clusters of one head (checked above).
+        unsafe { self.seg_launch(kernel, QKV_KERNEL, segs, act, n_in, &tail, cluster as u32)? };
+        Ok(Some(()))
+    }
+
+    /// Launches segment kernel `name` (with `kernel`'s work split) over `segs`, its own
+    /// parameters `tail` after the shared ones.
+    ///
+    /// # Safety
+    /// `tail` must match the kernel's parameters after `n_in`, with live buffers as large as
+    /// it indexes; `cluster` must divide every segment's block count.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn seg_launch(
+        &self,
+        kernel: SegKernel,
+        name: &str,
+        segs: &mut [Seg<'_>],
+        act: &Q8Act,
+        n_in: usize,
+        tail: &[KArg],
+        cluster: u32,
+    ) -> Result<()> {
         if segs.is_empty() || segs.len() > 4 || n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
                 "segment matvec: {} matrices (1-4), n_in {n_in} (a multiple of 256 within {})",
@@ -227,8 +260,8 @@ impl Cuda {
         }
         let f = self
             .seg
-            .get(kernel.name)
-            .ok_or_else(|| Error::Cuda(format!("kernel {} not loaded", kernel.name)))?;
+            .get(name)
+            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         let st = &self.stream;
         // (w, type, n_out, y, first block) per segment; unused ones have n_out 0.
         let mut segs_args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
@@ -255,11 +288,7 @@ impl Cuda {
             );
             blocks += s.n_out.div_ceil(kernel.rows_per_block(s.ty));
         }
-        let (post_on, scale, cap) = match post {
-            Some((s, c)) => (1i32, s, c),
-            None => (0, 1.0, 0.0),
-        };
-        let mut args = Vec::with_capacity(27);
+        let mut args = Vec::with_capacity(23 + tail.len());
         for (i, &(w, t, n, y, b)) in segs_args.iter().enumerate() {
             args.extend([KArg::P(w), KArg::I(t), KArg::I(n), KArg::P(y)]);
             if i > 0 {
@@ -269,34 +298,8 @@ impl Cuda {
         let (qa, _) = act.qa.device_ptr(st);
         let (da, _) = act.da.device_ptr(st);
         let (sa, _) = act.sa.device_ptr(st);
-        args.extend([
-            KArg::P(qa),
-            KArg::P(da),
-            KArg::P(sa),
-            KArg::I(n_in as i32),
-            KArg::I(post_on),
-            KArg::F(scale),
-            KArg::F(cap),
-        ]);
-        match swiglu {
-            Some(sw) => {
-                let (c, _) = sw.counters.device_ptr(st);
-                let (qo, _) = sw.out.qa.device_ptr(st);
-                let (dq, _) = sw.out.da.device_ptr(st);
-                let (sq, _) = sw.out.sa.device_ptr(st);
-                args.extend([
-                    KArg::I(1),
-                    KArg::P(c),
-                    KArg::P(qo),
-                    KArg::P(dq),
-                    KArg::P(sq),
-                ]);
-            }
-            None => args.extend([KArg::I(0), KArg::P(0), KArg::P(0), KArg::P(0), KArg::P(0)]),
-        }
-        args.push(KArg::I(
-            i32::try_from(tuning.prefetch_blocks).unwrap_or(i32::MAX),
-        ));
+        args.extend([KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]);
+        args.extend_from_slice(tail);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (32 * kernel.warps as u32, 1, 1),
@@ -304,10 +307,8 @@ impl Cuda {
         };
         // SAFETY: every segment's weights hold `n_out` rows of `n_in` elements and its output
         // `n_out` values (checked above); the activation buffers hold `n_in` values; each
-        // block reads and writes only within its segment's rows, and waits for the previous
-        // kernel before reading the activations or writing. The SwiGLU epilogue writes
-        // `n_out` int8 values and `n_out / 32` scales, sums and counters (checked above).
-        unsafe { launch_ex(st, f, cfg, &args, tuning.pdl, 1) }
+        // block reads and writes only within its segment's rows; the tail is the caller's.
+        unsafe { launch_ex(st, f, cfg, &args, cluster) }
     }
 
     /// One token through the segment kernel from f32 activations (quantized into the

@@ -11,7 +11,7 @@
 template <int HD, int GT>
 __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, const u16 *vc,
                                                 float *part, int n_head, int n_head_kv,
-                                                const int *meta, int cap, float scale, int flags) {
+                                                const int *meta, int cap, float scale) {
     constexpr int D = HD / 32;
     __shared__ __align__(16) float qs[GT][HD];
     __shared__ float ps[4][GT][32];
@@ -47,14 +47,6 @@ __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, c
         for (int g = 0; g < GT; g++) d[g] = -3.0e38f;
         if (KS) stage_k_rows<HD>(ks[warp], kc, slot, kv_dim, kvh, c0, j1);
         if (valid) {
-            // ATTN_PREFETCH_V: ask L2 for this row's V now, so that the value pass after the
-            // softmax (each lane reads a slice of all 32 rows) finds it there.
-            if (flags & ATTN_PREFETCH_V) {
-                const u8 *vrow = (const u8 *)(vc + (size_t)slot * kv_dim + kvh * HD);
-#pragma unroll
-                for (int c = 0; c < HD * 2 / 128; c++)
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(vrow + 128 * c));
-            }
             const uint4 *kr = (const uint4 *)(kc + (size_t)slot * kv_dim + kvh * HD);
             uint4 kv[HD / 8];
 #pragma unroll
@@ -156,10 +148,8 @@ __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, c
 #define ATTEND_GROUP(HD, GT)                                                                   \
     extern "C" __global__ void attend_group_##HD##_##GT(                                       \
         const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
-        const int *meta, int cap, float scale, int flags) {                                    \
-        pdl_trigger();                                                                         \
-        pdl_wait();                                                                            \
-        attend_group_hd<HD, GT>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale, flags);   \
+        const int *meta, int cap, float scale) {                                               \
+        attend_group_hd<HD, GT>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);          \
     }
 ATTEND_GROUP(64, 4)
 ATTEND_GROUP(64, 8)

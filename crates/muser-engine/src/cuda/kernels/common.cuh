@@ -48,17 +48,6 @@ __device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *
     }
 }
 
-// A 16-byte weight load that streams: not kept in L1 and with a 256-byte L2 prefetch hint
-// (sm_80+). Kept for the HINT variants of mvq1.cu; measured 10-45 % slower than plain loads on
-// the H200 (a lane's two quant loads share L1 lines, which the bypass throws away).
-__device__ __forceinline__ uint4 ld_stream16(const void *p) {
-    uint4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-    return v;
-}
-
 // Quantizes one 32-element block held one value per lane: int8 with d = max|x| / 127 (round
 // to nearest), and d × Σq (the sum of the *quantized* values, as ggml's Q8_1 keeps it: the
 // k-quant min term then uses the same rounded activations as the quant term, so their large,
@@ -83,22 +72,64 @@ __device__ __forceinline__ void quant_block32(float v, int blk, signed char *qa,
 // Token loops are unrolled to NT with a guard so that accumulators stay in registers.
 #define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
 
-// Programmatic dependent launch (sm_90+; no-ops elsewhere and when the launch did not ask for
-// it). The decode graph launches its kernels with programmatic stream serialization, so a
-// kernel's blocks may start while its predecessor still runs: every such kernel calls
-// pdl_wait() in every block before it reads anything a predecessor wrote or writes anything a
-// predecessor reads (which makes the wait transitive: a kernel completes only after its own
-// wait returned). pdl_trigger() lets the next kernel launch once every block of this one has
-// started (or exited). Only reads of immutable data (weights, norm vectors) may come before
-// the wait.
-__device__ __forceinline__ void pdl_wait() {
+__device__ __forceinline__ u16 f2h(float f) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+// Thread-block clusters (sm_90): a barrier over every thread of the cluster (release/acquire:
+// shared-memory writes before it are visible to the cluster's blocks after it), and a load
+// from another block's shared memory (distributed shared memory).
+__device__ __forceinline__ void cluster_sync_all() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
 
-__device__ __forceinline__ void pdl_trigger() {
+// `p` (this block's shared memory) in block `rank` of the cluster.
+__device__ __forceinline__ float dsmem_ld(const float *p, u32 rank) {
+    float v = 0.0f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    unsigned long long s;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
 #endif
+    return v;
+}
+
+// QK-norm and RoPE of one head, shared by qk_norm_rope_store (decode.cu) and the Q/K/V/gate
+// segment kernel that folds it in (mvq1.cu), so that both give the same bits.
+// The sum of squares is taken in qk_norm_rope_store's order: 64 threads, thread t summing
+// elements t, t + 64, ... (a fused multiply-add each), then the warps' butterfly sums, warp 0's
+// plus warp 1's (block_sum's order for two warps). Lane l of one warp plays threads l and
+// l + 32 here; `head(i)` reads element i.
+template <typename F>
+__device__ __forceinline__ float head_sumsq(int hd, F head) {
+    const int lane = threadIdx.x & 31;
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int i = lane; i < hd; i += 64) {
+        const float x = head(i);
+        s0 = __fmaf_rn(x, x, s0);
+    }
+    for (int i = lane + 32; i < hd; i += 64) {
+        const float x = head(i);
+        s1 = __fmaf_rn(x, x, s1);
+    }
+    return warp_sum(s0) + warp_sum(s1);
+}
+
+// Elements (x0, x1) = (2i, 2i + 1) of a head: RMS-normed (scale = rsqrt(mean square + eps)),
+// times the norm weights (w0, w1), then rotated by (c, s) = (cos θ_i, sin θ_i) when `rope`.
+// Each product rounded on its own (no contraction), as written.
+__device__ __forceinline__ float2 qk_pair(float x0, float x1, float scale, float w0, float w1,
+                                          int rope, float c, float s) {
+    const float a = __fmul_rn(__fmul_rn(x0, scale), w0);
+    const float b = __fmul_rn(__fmul_rn(x1, scale), w1);
+    if (!rope) return make_float2(a, b);
+    return make_float2(__fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s)),
+                       __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c)));
 }

@@ -9,12 +9,6 @@
 
 // `common.cuh` (types, h2f, warp_sum) is prepended at compile time.
 
-__device__ __forceinline__ u16 f2h(float f) {
-    u16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-}
-
 __device__ __forceinline__ float block_sum(float v, float *shared) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -45,16 +39,8 @@ __device__ __forceinline__ float block_max(float v, float *shared) {
     return shared[0];
 }
 
-
-
-
-
-
-
 // l = cap * tanh(l * scale / cap) (cap 0: l * scale), element-wise.
 extern "C" __global__ void scale_softcap(float *l, int n, float scale, float cap) {
-    pdl_trigger();
-    pdl_wait();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         const float v = l[i] * scale;
@@ -88,9 +74,6 @@ extern "C" __global__ void fill_random_f16(u16 *dst, unsigned long long n, unsig
 // dependent load, a warp reduction and two exps per row) measured 13 µs per layer at depth 0
 // and 110 µs at depth 32768 on the H200. The four warps' partials are merged through shared
 // memory. Empty shares write max = -3e38, sum = 0.
-#define MAX_HD 256
-// Attention kernel flags (the host's `attn_flags`).
-#define ATTN_PREFETCH_V 1
 // Most split-K shares per head (the host's `splits` clamp).
 #define MAX_SPLITS 1024
 // Stages the K rows of a 32-row chunk (row r = slot of lane r, rows c0 + r < j1 only) in
@@ -130,7 +113,7 @@ __device__ __forceinline__ void stage_k_rows(uint4 (*ks)[HD / 8 + 1], const u16 
 template <int HD>
 __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, const u16 *vc,
                                                 float *part, int n_head, int n_head_kv,
-                                                const int *meta, int cap, float scale, int flags) {
+                                                const int *meta, int cap, float scale) {
     constexpr int D = HD / 32;
     __shared__ __align__(16) float qs[HD];
     __shared__ float wm[4], wsum[4];
@@ -159,14 +142,6 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
         float d = -3.0e38f;
         if (KS) stage_k_rows<HD>(ks[warp], kc, slot, kv_dim, kvh, c0, j1);
         if (valid) {
-            // ATTN_PREFETCH_V: ask L2 for this row's V now, so that the value pass after the
-            // softmax (each lane reads a slice of all 32 rows) finds it there.
-            if (flags & ATTN_PREFETCH_V) {
-                const u8 *vrow = (const u8 *)(vc + (size_t)slot * kv_dim + kvh * HD);
-#pragma unroll
-                for (int c = 0; c < HD * 2 / 128; c++)
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(vrow + 128 * c));
-            }
             const uint4 *kr = (const uint4 *)(kc + (size_t)slot * kv_dim + kvh * HD);
             uint4 kv[HD / 8];
 #pragma unroll
@@ -249,11 +224,8 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
 #define ATTEND_SPLIT(HD)                                                                       \
     extern "C" __global__ void attend_split_##HD(const float *q, const u16 *kc, const u16 *vc, \
                                                  float *part, int n_head, int n_head_kv,       \
-                                                 const int *meta, int cap, float scale,        \
-                                                 int flags) {                                  \
-        pdl_trigger();                                                                         \
-        pdl_wait();                                                                            \
-        attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale, flags);       \
+                                                 const int *meta, int cap, float scale) {      \
+        attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);             \
     }
 ATTEND_SPLIT(64)
 ATTEND_SPLIT(128)
@@ -369,7 +341,6 @@ __device__ __forceinline__ void norm_tail_strided(float *x, const float *o, cons
     }
 }
 
-
 // 8 consecutive values per thread; quant blocks of 32 span 4 threads (n % 32 == 0 when qa).
 __device__ __forceinline__ void norm_tail_vec8(float *x, const float *o, const float *wp,
                                                float eps_post, const float *wn, float eps,
@@ -452,8 +423,6 @@ __device__ __forceinline__ void norm_tail_vec8(float *x, const float *o, const f
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8(float *x, const float *o, const float *wp, float eps_post,
                                         const float *wn, float eps, float *h, signed char *qa,
                                         float *da, float *sa, int n, int mode) {
-    pdl_trigger();
-    pdl_wait();
     __shared__ float sh[32];
     if (n % 8 == 0 && n <= 8 * (int)blockDim.x)
         norm_tail_vec8(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, sh);
@@ -470,8 +439,6 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
                                               const float *qw, const float *kw, int n_head,
                                               int n_head_kv, int hd, float eps, const float *cs,
                                               int rope, u16 *kc, u16 *vc, const int *slot_p) {
-    pdl_trigger();
-    pdl_wait();
     const int h = blockIdx.x;
     const size_t row = (size_t)(*slot_p) * n_head_kv * hd;
     if (h >= n_head + n_head_kv) {
@@ -480,28 +447,20 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
             vc[row + kvh * hd + i] = f2h(v[kvh * hd + i]);
         return;
     }
-    __shared__ float sh[32];
     float *vv = h < n_head ? q + h * hd : k + (h - n_head) * hd;
     const float *w = h < n_head ? qw : kw;
-    float ss = 0.0f;
-    for (int i = threadIdx.x; i < hd; i += blockDim.x) ss += vv[i] * vv[i];
-    const float scale = rsqrtf(block_sum(ss, sh) / hd + eps);
+    // Every warp takes the head's sum of squares (the same bits), before any write.
+    const float scale = rsqrtf(head_sumsq(hd, [&](int i) { return vv[i]; }) / hd + eps);
     __syncthreads();
     for (int i = threadIdx.x; i < hd / 2; i += blockDim.x) {
-        float a = vv[2 * i] * scale * w[2 * i];
-        float b = vv[2 * i + 1] * scale * w[2 * i + 1];
-        if (rope) {
-            const float c = cs[2 * i], s = cs[2 * i + 1];
-            const float ra = a * c - b * s, rb = a * s + b * c;
-            a = ra;
-            b = rb;
-        }
-        vv[2 * i] = a;
-        vv[2 * i + 1] = b;
+        const float2 r = qk_pair(vv[2 * i], vv[2 * i + 1], scale, w[2 * i], w[2 * i + 1], rope,
+                                 cs[2 * i], cs[2 * i + 1]);
+        vv[2 * i] = r.x;
+        vv[2 * i + 1] = r.y;
         if (h >= n_head) {
             const size_t at = row + (size_t)(h - n_head) * hd + 2 * i;
-            kc[at] = f2h(a);
-            kc[at + 1] = f2h(b);
+            kc[at] = f2h(r.x);
+            kc[at + 1] = f2h(r.y);
         }
     }
 }
@@ -511,8 +470,6 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
 extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, const float *g,
                                                 signed char *qa, float *da, float *sa, int hd,
                                                 int n_split) {
-    pdl_trigger();
-    pdl_wait();
     // Split weights exp(m_s - max) computed once, by all threads, into shared memory (the
     // session caps the splits at MAX_SPLITS); every thread walking all splits for the max
     // and the total measured 13 µs per layer at depth 32768 and 66 µs at 131072.
@@ -547,78 +504,10 @@ extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, c
     }
 }
 
-// attend_merge_gate_q8 with the split loop spread over the block: warp w sums splits
-// w, w + 4, ... (lane l holds dimensions l + 32k, coalesced loads, 8 splits in flight), then
-// the four warps' sums are added through shared memory (in warp order). The single-warp-per-
-// dimension walk over every split measured 10 µs per layer at depth 32768 (257 splits).
-// Same results as attend_merge_gate_q8 up to the order of the split sum.
-template <int HD>
-__device__ __forceinline__ void merge_gate_hd(const float *p, float *out, const float *g,
-                                              signed char *qa, float *da, float *sa,
-                                              int n_split, int h, const float *wgt, float inv,
-                                              float (*red)[MAX_HD]) {
-    constexpr int K = HD / 32;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    float acc[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) acc[k] = 0.0f;
-#pragma unroll 8
-    for (int s = warp; s < n_split; s += nw) {
-        const float *ps = p + (size_t)s * (HD + 2) + 2;
-        const float w = wgt[s];
-#pragma unroll
-        for (int k = 0; k < K; k++) acc[k] += ps[lane + 32 * k] * w;
-    }
-#pragma unroll
-    for (int k = 0; k < K; k++) red[warp][lane + 32 * k] = acc[k];
-    __syncthreads();
-    for (int base = threadIdx.x & ~31; base < HD; base += blockDim.x) {
-        const int i = base + lane;
-        float t = 0.0f;
-        for (int w2 = 0; w2 < nw; w2++) t += red[w2][i];
-        float a = t * inv;
-        a *= 1.0f / (1.0f + expf(-g[h * HD + i]));
-        out[h * HD + i] = a;
-        if (qa) quant_block32(a, (h * HD + base) >> 5, qa, da, sa);
-    }
-}
-
-// One block of 128 threads per head (at most 4 warps: `red` holds four rows).
-extern "C" __global__ void attend_merge_gate_q8_v2(const float *part, float *out, const float *g,
-                                                   signed char *qa, float *da, float *sa, int hd,
-                                                   int n_split) {
-    pdl_trigger();
-    pdl_wait();
-    __shared__ float wgt[MAX_SPLITS];
-    __shared__ float sh[32];
-    __shared__ float red[4][MAX_HD];
-    const int h = blockIdx.x;
-    const float *p = part + (size_t)h * n_split * (hd + 2);
-    float lm = -3.0e38f;
-    for (int s = threadIdx.x; s < n_split; s += blockDim.x) lm = fmaxf(lm, p[(size_t)s * (hd + 2)]);
-    const float gm = block_max(lm, sh);
-    float lt = 0.0f;
-    for (int s = threadIdx.x; s < n_split; s += blockDim.x) {
-        const float w = expf(p[(size_t)s * (hd + 2)] - gm);
-        wgt[s] = w;
-        lt += p[(size_t)s * (hd + 2) + 1] * w;
-    }
-    const float total = block_sum(lt, sh);
-    const float inv = 1.0f / total;
-    if (hd == 64)
-        merge_gate_hd<64>(p, out, g, qa, da, sa, n_split, h, wgt, inv, red);
-    else if (hd == 128)
-        merge_gate_hd<128>(p, out, g, qa, da, sa, n_split, h, wgt, inv, red);
-    else
-        merge_gate_hd<256>(p, out, g, qa, da, sa, n_split, h, wgt, inv, red);
-}
-
 // g = silu(g) * u (as swiglu), then the int8 quantization for the down projection
 // (n % 32 == 0 when qa is set).
 extern "C" __global__ void swiglu_q8(float *g, const float *u, signed char *qa, float *da,
                                      float *sa, int n) {
-    pdl_trigger();
-    pdl_wait();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if ((i & ~31) >= n) return;
     float r = 0.0f;

@@ -53,8 +53,6 @@ __device__ __forceinline__ float embed_elem(const u8 *row, int type, int i) {
 
 extern "C" __global__ void embed_gather(const u8 *table, unsigned long long row_bytes, int type,
                                         const int *tok, float *x, int n) {
-    pdl_trigger();
-    pdl_wait();
     const u8 *row = table + (unsigned long long)(*tok) * row_bytes;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         x[i] = embed_elem(row, type, i);

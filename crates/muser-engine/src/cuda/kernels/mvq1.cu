@@ -1,8 +1,8 @@
 // One-token (decode) int8-activation matvec kernels for Q4_K and Q6_K, the ones every decode
 // step spends its time in. Same numerics as q8act.cu (int8 activations in blocks of 32 with
 // scale d and d·Σq; dp4a), different work split: 4 Q4_K or 2 Q6_K rows per warp (RR4/RR6),
-// plain 16-byte weight loads (the HINT = true streaming variant, L1 bypass + L2::256B, measured
-// 10-45 % slower on the H200 and is not instantiated), the Q4_K block header as one 16-byte
+// plain 16-byte weight loads (streaming loads, L1 bypass + L2::256B, measured 10-45 % slower
+// on the H200: a lane's quant loads share L1 lines), the Q4_K block header as one 16-byte
 // load unpacked branch-free, and Q6_K either in the file layout (2-byte loads) or in the split
 // layout written by q6k_split (16-byte loads; what the decode session uses).
 // Measured on the H200 (matvec only): Q4_K 19968x6656 3,226 GB/s, 6656x19968 3,419; Q6_K split
@@ -14,6 +14,9 @@
 // Launches whose matrices are all Q6_K (the FFN down projection of the "more bits" layers,
 // the LM head) take mvq_seg_44_lb4: 4 rows per warp, 416 blocks for 6,656 rows, where 2 rows
 // made 832 blocks, 1.3 waves (6656x19968 split: 38.3 → 31.9 µs, bench/runs/2026-11-30-h200-e).
+// The Q/K/V/gate launch can carry QK-norm, RoPE and the KV store as a cluster epilogue
+// (mvq_seg_42_lb5_qkv, at the end): 15.7 → 16.1 µs per launch, one 5.6 µs kernel per layer
+// fewer, 174.6 → 178.2 tok/s (bench/runs/2026-11-30-h200-f).
 
 // Applies the LM head's logit scale and softcap when `post` is set (as scale_softcap).
 __device__ __forceinline__ float post_op(float s, int post, float scale, float cap) {
@@ -22,19 +25,9 @@ __device__ __forceinline__ float post_op(float s, int post, float scale, float c
     return cap != 0.0f ? cap * tanhf(v / cap) : v;
 }
 
-template <bool HINT>
-__device__ __forceinline__ uint4 ldw16(const u8 *p) {
-    return HINT ? ld_stream16(p) : *(const uint4 *)p;
-}
-
-// Rows row0 .. row0 + RR of a Q4_K matrix. Lane = (block slot 0..7, quarter k 0..3): the
-// quarter's 32 quant bytes hold sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles).
-//
-// SK (K split over the block): every warp of the block takes the same RR rows, warp w the
-// super-blocks 8w + lane / 4, 8w + 8 × warps + lane / 4, ..., and the warps' sums are added
-// through shared memory (in warp order). For the sub-wave matrices (Q/K/V/gate, output: 4-6
-// loop trips per warp, one memory round trip each) a warp then needs 1-2 trips.
-template <int RR, bool HINT, bool SK = false>
+// Rows row0 .. row0 + RR of a Q4_K matrix, written to y[0 .. RR) (those below n_out). Lane =
+// (block slot 0..7, quarter k 0..3): the quarter's 32 quant bytes hold sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles).
+template <int RR>
 __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
                                          const float *sa, float *y, int n_in, int n_out,
                                          int row0, int post, float scale, float cap) {
@@ -47,16 +40,14 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
     float acc[RR];
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    const int b_first = (lane >> 2) + (SK ? 8 * (int)(threadIdx.x >> 5) : 0);
-    const int b_step = SK ? 8 * (int)(blockDim.x >> 5) : 8;
-    for (int b = b_first; b < nb; b += b_step) {
+    for (int b = lane >> 2; b < nb; b += 8) {
         uint4 hd[RR], q0[RR], q1[RR];
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            hd[r] = ldw16<HINT>(blk);
-            q0[r] = ldw16<HINT>(blk + 16 + 32 * k);
-            q1[r] = ldw16<HINT>(blk + 32 + 32 * k);
+            hd[r] = *(const uint4 *)blk;
+            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
+            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
         }
         const int s0i = b * 8 + 2 * k;
         const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
@@ -87,42 +78,18 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
             acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
         }
     }
-    if (SK) {
-        __shared__ float red[4][RR];
-        const int wb = threadIdx.x >> 5;
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const float s = warp_sum(acc[r]);
-            if (lane == 0) red[wb][r] = s;
-        }
-        __syncthreads();
-        if (threadIdx.x < RR && row0 + (int)threadIdx.x < n_out) {
-            float s = 0.0f;
-            for (int w2 = 0; w2 < (int)(blockDim.x >> 5); w2++) s += red[w2][threadIdx.x];
-            y[row0 + threadIdx.x] = post_op(s, post, scale, cap);
-        }
-        return;
-    }
 #pragma unroll
     for (int r = 0; r < RR; r++) {
         const float s = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[row0 + r] = post_op(s, post, scale, cap);
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(s, post, scale, cap);
     }
 }
 
-template <bool HINT>
-__device__ __forceinline__ u32 ldw_u16(const u8 *p) {
-    if (HINT) {
-        unsigned short v;
-        asm("ld.global.nc.L1::no_allocate.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(p));
-        return v;
-    }
-    return *(const u16 *)p;
-}
+__device__ __forceinline__ u32 ld_u16(const u8 *p) { return *(const u16 *)p; }
 
-// Rows row0 .. row0 + RR of a Q6_K matrix. Lane = (block slot 0..3, half h, quarter qr) as
+// Rows row0 .. row0 + RR of a Q6_K matrix (written as q4k_rows). Lane = (block slot 0..3, half h, quarter qr) as
 // in q8act.cu; 210-byte blocks are only 2-byte aligned, hence the 2-byte loads.
-template <int RR, bool HINT>
+template <int RR>
 __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, const float *da,
                                          const float *sa, float *y, int n_in, int n_out,
                                          int row0, int post, float scale, float cap) {
@@ -139,7 +106,7 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 210;
-            const float d = h2f((u16)ldw_u16<HINT>(blk + 208));
+            const float d = h2f((u16)ld_u16(blk + 208));
             const signed char *sc = (const signed char *)(blk + 192);
             const u8 *ql = blk + 64 * h + 8 * qr;
             const u8 *qc = blk + 64 * h + 32 + 8 * qr;
@@ -149,9 +116,9 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
             for (int u = 0; u < 4; u++) ds[r][u] = d * sc[8 * h + is + 2 * u];
 #pragma unroll
             for (int wd = 0; wd < 2; wd++) {
-                const u32 lo = ldw_u16<HINT>(ql + 4 * wd) | (ldw_u16<HINT>(ql + 4 * wd + 2) << 16);
-                const u32 co = ldw_u16<HINT>(qc + 4 * wd) | (ldw_u16<HINT>(qc + 4 * wd + 2) << 16);
-                const u32 hi = ldw_u16<HINT>(qh + 4 * wd) | (ldw_u16<HINT>(qh + 4 * wd + 2) << 16);
+                const u32 lo = ld_u16(ql + 4 * wd) | (ld_u16(ql + 4 * wd + 2) << 16);
+                const u32 co = ld_u16(qc + 4 * wd) | (ld_u16(qc + 4 * wd + 2) << 16);
+                const u32 hi = ld_u16(qh + 4 * wd) | (ld_u16(qh + 4 * wd + 2) << 16);
                 const u32 b1 = (lo & 0x0F0F0F0Fu) | ((hi << 4) & 0x30303030u);
                 const u32 b2 = (co & 0x0F0F0F0Fu) | ((hi << 2) & 0x30303030u);
                 const u32 b3 = ((lo >> 4) & 0x0F0F0F0Fu) | (hi & 0x30303030u);
@@ -186,7 +153,7 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
 #pragma unroll
     for (int r = 0; r < RR; r++) {
         const float s = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[row0 + r] = post_op(s, post, scale, cap);
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(s, post, scale, cap);
     }
 }
 
@@ -265,7 +232,7 @@ __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, co
 #pragma unroll
     for (int r = 0; r < RR; r++) {
         const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[row0 + r] = post_op(v, post, scale, cap);
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(v, post, scale, cap);
     }
 }
 
@@ -280,131 +247,120 @@ extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long 
     }
 }
 
+
 // Segment types (the host's `type_code`).
 #define SEG_Q4_K 0
 #define SEG_Q6_K 1
 #define SEG_Q6_K_SPLIT 2
 
-// One block's rows of a segment: warps per block × RR4 (Q4_K) or × RR6 (Q6_K, both layouts).
-// Blocks below `pf_blocks` first ask L2 for the lines of their first loop iteration (weights
-// are immutable, so this may precede the programmatic-launch wait: the blocks of the first
-// wave, launched early, stream weights while the previous kernel finishes). Returns the rows
-// this warp wrote (0 for a warp past the end), the first in *row0.
-template <int RR4, int RR6, bool HINT, bool SK = false>
-__device__ __forceinline__ int seg_rows(int type, const u8 *w, const signed char *qa,
-                                        const float *da, const float *sa, float *y, int n_in,
-                                        int n_out, int blk, int post, float scale, float cap,
-                                        int *row0, int pf_blocks) {
-    if (SK && type == SEG_Q4_K) {
-        // One RR4-row group per block, the K range split over its warps.
-        pdl_wait();
-        *row0 = blk * RR4;
-        if (blk * RR4 >= n_out) return 0;
-        q4k_rows<RR4, HINT, true>(w, qa, da, sa, y, n_in, n_out, blk * RR4, post, scale, cap);
-        return 0;
-    }
+// Rows of segment block `blk` computed by this warp (warps per block × RR4 for Q4_K, × RR6
+// for Q6_K, both layouts), written to y (the segment's output, row-indexed).
+template <int RR4, int RR6>
+__device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed char *qa,
+                                         const float *da, const float *sa, float *y, int n_in,
+                                         int n_out, int blk, int post, float scale, float cap) {
     const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    const int rr = type == SEG_Q4_K ? RR4 : RR6;
-    const int lane = threadIdx.x & 31;
-    *row0 = warp * rr;
-    if ((int)blockIdx.x < pf_blocks && warp * rr < n_out) {
-        const int nb = n_in >> 8;
-        // Lane (block slot lane / 4, line lane % 4) of rows row0 .. row0 + rr.
-        const int b = lane >> 2, ln = lane & 3;
-        if (b < nb) {
-#pragma unroll
-            for (int r = 0; r < (RR4 > RR6 ? RR4 : RR6); r++) {
-                if (r >= rr || warp * rr + r >= n_out) break;
-                const size_t row = (size_t)(warp * rr + r);
-                const u8 *p = type == SEG_Q4_K ? w + (row * nb + b) * 144
-                            : type == SEG_Q6_K_SPLIT ? w + (row * nb + b) * 208
-                                                     : w + (row * nb + b) * 210;
-                if (ln < 2) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + 128 * ln));
-            }
-        }
-    }
-    pdl_wait();
-    if (warp * rr >= n_out) return 0;
+    const int row0 = warp * (type == SEG_Q4_K ? RR4 : RR6);
+    if (row0 >= n_out) return;
     if (type == SEG_Q4_K)
-        q4k_rows<RR4, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR4, post, scale, cap);
+        q4k_rows<RR4>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
     else if (type == SEG_Q6_K_SPLIT)
-        q6ks_rows<RR6>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
+        q6ks_rows<RR6>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
     else
-        q6k_rows<RR6, HINT>(w, qa, da, sa, y, n_in, n_out, warp * RR6, post, scale, cap);
-    return min(rr, n_out - warp * rr);
-}
-
-// The SwiGLU epilogue of a gate (segment 0) + up (segment 1) launch: the warp that completes a
-// 32-row group of both (counted in cnt[group], reset by that warp for the next launch) writes
-// silu(gate) * up of the group, quantized (quant_block32), for the down projection. This is
-// swiglu_q8's arithmetic, so the int8 row is the same bits; the f32 product is not kept.
-__device__ __forceinline__ void swiglu_epilogue(int row0, int rows, const float *g,
-                                                const float *u, int n, int *cnt,
-                                                signed char *qo, float *dq, float *sq) {
-    const int lane = threadIdx.x & 31, grp = row0 >> 5;
-    int last = 0;
-    if (lane == 0) {
-        // Lane 0 wrote this warp's outputs: make them visible before counting them.
-        __threadfence();
-        const int want = 2 * min(32, n - (grp << 5));
-        last = atomicAdd(&cnt[grp], rows) + rows == want;
-    }
-    last = __shfl_sync(0xffffffffu, last, 0);
-    if (!last) return;
-    __threadfence();
-    const int i = (grp << 5) + lane;
-    float r = 0.0f;
-    if (i < n) {
-        const float v = __ldcg(g + i);
-        r = v / (1.0f + expf(-v)) * __ldcg(u + i);
-    }
-    quant_block32(r, grp, qo, dq, sq);
-    if (lane == 0) cnt[grp] = 0;
+        q6k_rows<RR6>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
 }
 
 // Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
-// starting at block bi; unused segments have ni = 0) over one int8 activation row. `ep` = 1:
-// segments 0 and 1 are the FFN gate and up, and swiglu_epilogue writes the down
-// projection's int8 row into qo/dq/sq (group counters cnt, zero between launches). `pf`: the
-// blocks that prefetch their first iteration's weight lines (see seg_rows).
-#define SEG_ENTRY_SK(NAME, RR4, RR6, HINT, MINB, SK)                                                 \
-    extern "C" __global__ void __launch_bounds__(128, MINB) NAME(                             \
-        const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1,    \
-        int b1, const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3,       \
-        int n3, float *y3, int b3, const signed char *qa, const float *da, const float *sa,  \
-        int n_in, int post, float scale, float cap, int ep, int *cnt, signed char *qo,       \
-        float *dq, float *sq, int pf) {                                                       \
-        pdl_trigger();                                                                        \
-        const int b = blockIdx.x;                                                             \
-        int row0 = 0, rows;                                                                   \
-        if (b >= b3 && n3 > 0)                                                                \
-            rows = seg_rows<RR4, RR6, HINT, SK>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post,   \
-                                            scale, cap, &row0, pf);                               \
-        else if (b >= b2 && n2 > 0)                                                           \
-            rows = seg_rows<RR4, RR6, HINT, SK>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post,   \
-                                            scale, cap, &row0, pf);                               \
-        else if (b >= b1 && n1 > 0)                                                           \
-            rows = seg_rows<RR4, RR6, HINT, SK>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post,   \
-                                            scale, cap, &row0, pf);                               \
-        else                                                                                  \
-            rows = seg_rows<RR4, RR6, HINT, SK>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, \
-                                            cap, &row0, pf);                                  \
-        if (ep == 1 && rows > 0) swiglu_epilogue(row0, rows, y0, y1, n0, cnt, qo, dq, sq);   \
+// starting at block bi; unused segments have ni = 0) over one int8 activation row.
+#define SEG_ARGS                                                                               \
+    const u8 *w0, int t0, int n0, float *y0, const u8 *w1, int t1, int n1, float *y1, int b1,  \
+        const u8 *w2, int t2, int n2, float *y2, int b2, const u8 *w3, int t3, int n3,         \
+        float *y3, int b3, const signed char *qa, const float *da, const float *sa, int n_in
+
+#define SEG_ENTRY(NAME, RR4, RR6, MINB)                                                        \
+    extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
+        NAME(SEG_ARGS, int post, float scale, float cap) {                                     \
+        const int b = blockIdx.x;                                                              \
+        if (b >= b3 && n3 > 0)                                                                 \
+            seg_rows<RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, post, scale, cap);    \
+        else if (b >= b2 && n2 > 0)                                                            \
+            seg_rows<RR4, RR6>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, post, scale, cap);    \
+        else if (b >= b1 && n1 > 0)                                                            \
+            seg_rows<RR4, RR6>(t1, w1, qa, da, sa, y1, n_in, n1, b - b1, post, scale, cap);    \
+        else                                                                                   \
+            seg_rows<RR4, RR6>(t0, w0, qa, da, sa, y0, n_in, n0, b, post, scale, cap);         \
     }
 
-// Measured on the H200 (19968 x 6656, GB/s, Q4_K / Q6_K): streaming loads (L1 bypass + L2
-// 256-byte prefetch) rows 1/2/4: 2465/1260, 2668/1191, 2979/1334; plain loads rows 2:
-// 3054/2151, rows 4: 3205/1942 (the split quant loads of a lane share L1 lines, which the
-// bypass threw away).
-#define SEG_ENTRY(NAME, RR4, RR6, HINT, MINB) SEG_ENTRY_SK(NAME, RR4, RR6, HINT, MINB, false)
-SEG_ENTRY(mvq_seg_42, 4, 2, false, 1)
-SEG_ENTRY(mvq_seg_42_lb5, 4, 2, false, 5)
-SEG_ENTRY(mvq_seg_82, 8, 2, false, 1)
-SEG_ENTRY(mvq_seg_21, 2, 1, false, 1)
+// Measured on the H200 (19968 x 6656, GB/s, Q4_K / Q6_K): rows 2: 3054/2151, rows 4:
+// 3205/1942. 2 Q4_K rows per warp for the sub-wave Q/K/V/gate and output projections, or
+// their K range split over the block's warps, measured no faster in the 30B session
+// (bench/runs/2026-11-30-h200-e).
+SEG_ENTRY(mvq_seg_42, 4, 2, 1)
+SEG_ENTRY(mvq_seg_42_lb5, 4, 2, 5)
+SEG_ENTRY(mvq_seg_82, 8, 2, 1)
 // Q6_K rows per warp for the FFN down projection (6,656 rows: RR6 = 2 makes 832 blocks, 1.3
 // waves at 5 blocks per SM; 4 makes 416, one partial wave as the Q4_K down projection).
-SEG_ENTRY(mvq_seg_44_lb4, 4, 4, false, 4)
-SEG_ENTRY(mvq_seg_41_lb5, 4, 1, false, 5)
-// Q4_K rows with the K range split over the block's 4 warps (4 rows per block; the SwiGLU
-// epilogue does not apply: it counts rows per warp).
-SEG_ENTRY_SK(mvq_seg_sk4, 4, 2, false, 5, true)
+SEG_ENTRY(mvq_seg_44_lb4, 4, 4, 4)
+SEG_ENTRY(mvq_seg_41_lb5, 4, 1, 5)
+
+// The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
+// (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds
+// one head (both Q4_K), each block 4 RR4 of its rows. The blocks keep their rows in shared
+// memory; after a cluster barrier every warp reads the head's hd values through distributed
+// shared memory and takes the sum of squares in qk_norm_rope_store's order (head_sumsq), then
+// each block normalizes, rotates (qk_pair) and writes its own rows, and for K their f16 copy
+// into cache row *slot_p. V blocks write their rows' f16 copy there too. The second barrier
+// keeps every block's shared rows alive until the cluster has read them. The host launches
+// this only when every segment's blocks are whole clusters. Same bits as the separate kernel.
+template <int RR4, int RR6>
+__device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *kw, int hd,
+                                        float eps, const float *cs, int rope, u16 *kc,
+                                        u16 *vc, const int *slot_p) {
+    __shared__ float vals[4 * RR4];
+    const int b = blockIdx.x;
+    if (b >= b3) {
+        seg_rows<RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, 0, 1.0f, 0.0f);
+        return;
+    }
+    const size_t row = (size_t)(*slot_p) * n1;
+    if (b >= b2) {
+        seg_rows<RR4, RR6>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, 0, 1.0f, 0.0f);
+        __syncthreads();
+        const int rpb = (t2 == SEG_Q4_K ? RR4 : RR6) * (int)(blockDim.x >> 5);
+        const int r0 = (b - b2) * rpb;
+        for (int i = threadIdx.x; i < rpb && r0 + i < n2; i += blockDim.x)
+            vc[row + r0 + i] = f2h(y2[r0 + i]);
+        return;
+    }
+    const bool is_k = b >= b1;
+    const int rb = 4 * RR4, blk = is_k ? b - b1 : b, warp = threadIdx.x >> 5;
+    float *y = is_k ? y1 : y0;
+    q4k_rows<RR4>(is_k ? w1 : w0, qa, da, sa, vals + warp * RR4, n_in, is_k ? n1 : n0,
+                  blk * rb + warp * RR4, 0, 1.0f, 0.0f);
+    cluster_sync_all();
+    const float ss = head_sumsq(hd, [&](int i) { return dsmem_ld(&vals[i % rb], i / rb); });
+    const float scale = rsqrtf(ss / hd + eps);
+    cluster_sync_all();
+    if ((int)threadIdx.x < rb / 2) {
+        const int j = 2 * threadIdx.x, i = (blk * rb) % hd + j;
+        const float *w = is_k ? kw : qw;
+        const float2 r = qk_pair(vals[j], vals[j + 1], scale, w[i], w[i + 1], rope, cs[i],
+                                 cs[i + 1]);
+        y[blk * rb + j] = r.x;
+        y[blk * rb + j + 1] = r.y;
+        if (is_k) {
+            kc[row + blk * rb + j] = f2h(r.x);
+            kc[row + blk * rb + j + 1] = f2h(r.y);
+        }
+    }
+}
+
+#define SEG_QKV_ENTRY(NAME, RR4, RR6, MINB)                                                    \
+    extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
+        NAME(SEG_ARGS, const float *qw, const float *kw, int hd, float eps, const float *cs,   \
+             int rope, u16 *kc, u16 *vc, const int *slot_p) {                                  \
+        seg_qkv<RR4, RR6>(w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3, t3, n3,  \
+                          y3, b3, qa, da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc,         \
+                          slot_p);                                                             \
+    }
+SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)

@@ -8,26 +8,6 @@
 // as norm_tail_vec8; only the order of the row sums differs.
 #define NC_BLOCKS 8
 
-__device__ __forceinline__ void cluster_sync_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
-
-// `p` (this block's shared memory) in block `rank` of the cluster.
-__device__ __forceinline__ float dsmem_ld(const float *p, u32 rank) {
-    float v = 0.0f;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned long long s;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
-    u32 r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
-#endif
-    return v;
-}
-
 // The cluster-wide sum of v (every thread of every block gets it); slot k of `slots` must
 // not have been used before in this launch.
 __device__ __forceinline__ float cluster_sum(float v, float *sh, float *slots, int k) {
@@ -43,21 +23,18 @@ __device__ __forceinline__ float cluster_sum(float v, float *sh, float *slots, i
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
     float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
     float *h, signed char *qa, float *da, float *sa, int n, int mode) {
-    pdl_trigger();
     __shared__ float sh[32];
     __shared__ float slots[2];
     const int per = n / NC_BLOCKS;
     const int t = threadIdx.x, i0 = blockIdx.x * per + 8 * t;
     const bool on = 8 * t < per;
     const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-    // Norm weights (immutable) before the programmatic-launch wait.
     const float4 c = on ? *(const float4 *)(wn + i0) : z, d = on ? *(const float4 *)(wn + i0 + 4) : z;
     float4 pc = z, pd = z;
     if (mode == 2 && on) {
         pc = *(const float4 *)(wp + i0);
         pd = *(const float4 *)(wp + i0 + 4);
     }
-    pdl_wait();
     float xv[8];
     {
         const float4 a = on ? *(const float4 *)(x + i0) : z, b = on ? *(const float4 *)(x + i0 + 4) : z;

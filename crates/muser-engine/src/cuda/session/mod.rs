@@ -25,7 +25,6 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_split_128",
     "attend_split_256",
     "attend_merge_gate_q8",
-    "attend_merge_gate_q8_v2",
     "swiglu_q8",
     "scale_softcap",
     "fill_random_f16",
@@ -133,8 +132,6 @@ pub struct CudaSession<'m> {
     prof: Prof,
     /// Int8 activation row shared by the fused producers and the segment matvecs.
     act: super::Q8Act,
-    /// The FFN down projection's int8 row when the gate/up matvec writes it (SwiGLU epilogue).
-    ffn_act: super::SwigluOut,
     /// Whether the dimensions allow fused int8 producers (multiples of 256; head_dim of 32).
     fused: bool,
 }
@@ -245,7 +242,6 @@ impl<'m> CudaSession<'m> {
             max_positions,
             prof: std::cell::RefCell::new(None),
             act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
-            ffn_act: super::SwigluOut::new(cuda, c.n_ff)?,
             fused,
         })
     }

@@ -1,7 +1,8 @@
 //! The kernels of one decode step, in order, on the session's stream (what the CUDA graph
-//! captures). Ten launches per layer: the norm tail (residual + post-norm, next norm, int8
-//! quantization) as one kernel, Q/K/V/gate as one segment matvec, QK-norm + RoPE + KV store,
-//! split-K attention (grouped: the query heads of a KV group share each row load) and its
+//! captures). Nine launches per layer: the norm tail (residual + post-norm, next norm, int8
+//! quantization) as one kernel, Q/K/V/gate as one segment matvec with QK-norm + RoPE + KV
+//! store as its cluster epilogue (a separate kernel where that does not apply), split-K
+//! attention (grouped: the query heads of a KV group share each row load) and its
 //! merge (+ sigmoid gate + quantization), the output projection, the next norm tail, FFN
 //! gate/up as one segment matvec, SwiGLU (+ quantization), down.
 //! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead.
@@ -11,10 +12,9 @@ use std::sync::Arc;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
 use super::{elems, kernel, one_block, splits_of, CudaSession};
-use crate::cuda::launch::{launch_ex, DecodeTuning, KArg as Arg};
-use crate::cuda::seg::SEG_TYPES;
-use crate::cuda::SEG_KERNELS;
-use crate::cuda::{Cuda, Q8Act, Seg, SegKernel, SwigluOut};
+use crate::cuda::launch::{launch_ex, KArg as Arg};
+use crate::cuda::seg::{QkvFold, SEG_TYPES};
+use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
 use crate::model::Glimmer;
 use crate::weights::Matrix;
@@ -27,21 +27,14 @@ fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
     p
 }
 
-/// Launches decode kernel `name` with `args` (programmatic dependent launch when `pdl`).
+/// Launches decode kernel `name` with `args`.
 ///
 /// # Safety
 /// The arguments must match the kernel's parameters, and every address must be a live
 /// buffer as large as the kernel indexes for the sizes passed with it.
-unsafe fn launch(
-    cuda: &Cuda,
-    name: &str,
-    cfg: LaunchConfig,
-    args: &[Arg],
-    pdl: bool,
-) -> Result<()> {
-    // SAFETY: the caller's contract; every decode kernel waits for its predecessor
-    // (`pdl_wait`) before touching shared data.
-    unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, pdl, 1) }
+unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, 1) }
 }
 
 /// Blocks of the cluster norm tail (`norm_cluster.cu`'s NC_BLOCKS; 8 is the portable cluster
@@ -52,7 +45,10 @@ const NORM_CLUSTER: u32 = 8;
 type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 
 /// Products of one activation row: Q4_K/Q6_K matrices as one segment launch over the int8
-/// row `act` (when given), the others through the f32-activation kernels.
+/// row `act` (when given), the others through the f32-activation kernels. With `fold` (the
+/// Q, K, V and gate projections), through `Cuda::matvec1_q8_qkv` where it applies; returns
+/// whether it did (then QK-norm, RoPE and the KV store are done). `fold`'s addresses must be
+/// live buffers as `QkvFold` describes.
 #[allow(clippy::too_many_arguments)]
 fn project(
     cuda: &Cuda,
@@ -62,9 +58,8 @@ fn project(
     x: &CudaSlice<f32>,
     act: Option<(&Q8Act, SegKernel)>,
     post: Option<(f32, f32)>,
-    tuning: DecodeTuning,
-    swiglu: Option<&SwigluOut>,
-) -> Result<()> {
+    fold: Option<&QkvFold>,
+) -> Result<bool> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
         if act.is_some() && SEG_TYPES.contains(&m.ty) {
@@ -98,11 +93,22 @@ fn project(
                 n_out: m.n_out,
             })
             .collect();
-        cuda.matvec1_q8_tuned(kern, &mut segs, act, n_in, post, tuning, swiglu)?;
+        let folded = match fold {
+            // SAFETY: the caller's contract on `fold`.
+            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f)? }.is_some(),
+            None => false,
+        };
+        if !folded {
+            cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
+        }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
-        super::mark(cuda, prof, bytes, || format!("mv {}", label.join(" + ")))?;
+        super::mark(cuda, prof, bytes, || {
+            let fold = if folded { " + qk_norm_rope_store" } else { "" };
+            format!("mv {}{fold}", label.join(" + "))
+        })?;
+        return Ok(folded);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// `blk.12.attn_q.weight` → `attn_q`.
@@ -134,7 +140,6 @@ impl CudaSession<'_> {
         wp: Option<&CudaSlice<f32>>,
         wn: &CudaSlice<f32>,
         q8: bool,
-        pdl: bool,
     ) -> Result<()> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
@@ -166,12 +171,12 @@ impl CudaSession<'_> {
             // SAFETY: as below; block b touches values [b n / 8, (b + 1) n / 8) only, and the
             // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS).
             let f = kernel(self.cuda, "norm_tail_q8_cl")?;
-            unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, pdl, NORM_CLUSTER)? };
+            unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, NORM_CLUSTER)? };
             return self.mark(|| format!("norm_tail_cl mode {mode}"));
         }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
-        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args, pdl)? };
+        unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args)? };
         self.mark(|| format!("norm_tail mode {mode}"))
     }
 
@@ -187,13 +192,6 @@ impl CudaSession<'_> {
         let n_layer = c.n_layer;
         let attn = cuda.attention();
         let tune = cuda.decode_tuning();
-        let pdl = tune.pdl;
-        let named = |n: &str| SEG_KERNELS.iter().find(|k| k.name == n).copied();
-        let kern_attn = match kern {
-            Some(_) if tune.attn_k_split => named("mvq_seg_sk4"),
-            Some(_) if tune.attn_rows2 => named("mvq_seg_21"),
-            k => k,
-        };
         if let Some(table) = &self.embed {
             // The token id is the last of the step's parameters.
             let tok = self.params.slice(1 + 3 * n_layer..);
@@ -209,17 +207,29 @@ impl CudaSession<'_> {
             self.mark(|| "embed_gather".into())?;
         }
         // The first kernel after the embedding (or the host's row upload): a plain launch.
-        self.norm_tail(1, None, &self.layers[0].norms[0], q8, false)?;
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
-            // SwiGLU as the gate/up epilogue: all three FFN matrices in the segment kernel.
-            let fuse_ff = q8
-                && tune.fuse_swiglu
-                && [&w.ffn_gate, &w.ffn_up, &w.ffn_down]
-                    .iter()
-                    .all(|m| SEG_TYPES.contains(&m.ty))
-                && w.ffn_gate.n_out == w.ffn_up.n_out;
-            {
+            let lay = &self.layers[l];
+            let pos_p = ptr(&self.params, &st);
+            let slot_p = pos_p + 4 * (1 + 3 * l as u64);
+            let meta_p = pos_p + 4 * (2 + 3 * l as u64);
+            let cs_p = pos_p + 4 * (2 + 3 * n_layer as u64);
+            let fold = QkvFold {
+                qw: ptr(&lay.norms[1], &st),
+                kw: ptr(&lay.norms[2], &st),
+                head_dim: c.head_dim,
+                eps: c.rms_eps,
+                cs: cs_p,
+                rope: c.sliding[l],
+                kc: ptr(&lay.k, &st),
+                vc: ptr(&lay.v, &st),
+                slot: slot_p,
+            };
+            // `fold` holds the layer's norm weights (head_dim values each), the step's RoPE
+            // table (head_dim values), its KV cache (capacity × kv_dim halves each) and the
+            // address of its cache slot (below the capacity), as `project` requires.
+            let folded = {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -232,41 +242,38 @@ impl CudaSession<'_> {
                         (&w.attn_gate, &mut s.gate),
                     ],
                     &s.h,
-                    kern_attn.map(|k| (&self.act, k)),
+                    kern.map(|k| (&self.act, k)),
                     None,
-                    tune,
-                    None,
-                )?;
-            }
-            let lay = &self.layers[l];
-            let pos_p = ptr(&self.params, &st);
-            let slot_p = pos_p + 4 * (1 + 3 * l as u64);
-            let meta_p = pos_p + 4 * (2 + 3 * l as u64);
-            let args = [
-                Arg::P(ptr(&self.s.q, &st)),
-                Arg::P(ptr(&self.s.k, &st)),
-                Arg::P(ptr(&self.s.v, &st)),
-                Arg::P(ptr(&lay.norms[1], &st)),
-                Arg::P(ptr(&lay.norms[2], &st)),
-                Arg::I(nh),
-                Arg::I(nkv),
-                Arg::I(hd),
-                Arg::F(c.rms_eps),
-                Arg::P(pos_p + 4 * (2 + 3 * n_layer as u64)),
-                Arg::I(i32::from(c.sliding[l])),
-                Arg::P(ptr(&lay.k, &st)),
-                Arg::P(ptr(&lay.v, &st)),
-                Arg::P(slot_p),
-            ];
-            let cfg = LaunchConfig {
-                grid_dim: ((c.n_head + 2 * c.n_head_kv) as u32, 1, 1),
-                block_dim: (64, 1, 1),
-                shared_mem_bytes: 0,
+                    tune.fold_qk.then_some(&fold),
+                )?
             };
-            // SAFETY: q, k, v hold q_dim / kv_dim values; the cache holds capacity × kv_dim
-            // halves and the slot read from `params` is below the capacity.
-            unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args, pdl)? };
-            self.mark(|| "qk_norm_rope_store".into())?;
+            if !folded {
+                let args = [
+                    Arg::P(ptr(&self.s.q, &st)),
+                    Arg::P(ptr(&self.s.k, &st)),
+                    Arg::P(ptr(&self.s.v, &st)),
+                    Arg::P(fold.qw),
+                    Arg::P(fold.kw),
+                    Arg::I(nh),
+                    Arg::I(nkv),
+                    Arg::I(hd),
+                    Arg::F(c.rms_eps),
+                    Arg::P(cs_p),
+                    Arg::I(i32::from(c.sliding[l])),
+                    Arg::P(fold.kc),
+                    Arg::P(fold.vc),
+                    Arg::P(slot_p),
+                ];
+                let cfg = LaunchConfig {
+                    grid_dim: ((c.n_head + 2 * c.n_head_kv) as u32, 1, 1),
+                    block_dim: (64, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: q, k, v hold q_dim / kv_dim values; the cache holds capacity ×
+                // kv_dim halves and the slot read from `params` is below the capacity.
+                unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args)? };
+                self.mark(|| "qk_norm_rope_store".into())?;
+            }
             // Grouped (GT query heads of a KV group per block) or one head per block.
             let group = super::attn_group_kernel(
                 attn.for_capacity(lay.place.capacity),
@@ -290,7 +297,6 @@ impl CudaSession<'_> {
                 Arg::P(meta_p),
                 Arg::I(lay.place.capacity as i32),
                 Arg::F(c.attn_scale()),
-                Arg::I(i32::from(tune.attn_prefetch_v)),
             ];
             let (name, blocks) = match group {
                 Some((name, gt)) => (name, c.n_head / gt),
@@ -308,7 +314,7 @@ impl CudaSession<'_> {
             // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
             // window read from `params` lies within the cache; a grouped block's heads
             // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv).
-            unsafe { launch(cuda, name, cfg, &args, pdl)? };
+            unsafe { launch(cuda, name, cfg, &args)? };
             self.mark(|| name.into())?;
             let [qa, da, sa] = self.q8_args(q8);
             let args = [
@@ -327,13 +333,8 @@ impl CudaSession<'_> {
                 shared_mem_bytes: 0,
             };
             // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim.
-            let merge = if tune.merge_v2 {
-                "attend_merge_gate_q8_v2"
-            } else {
-                "attend_merge_gate_q8"
-            };
-            unsafe { launch(cuda, merge, cfg, &args, pdl)? };
-            self.mark(|| merge.into())?;
+            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args)? };
+            self.mark(|| "attend_merge_gate_q8".into())?;
             {
                 let s = &mut self.s;
                 project(
@@ -342,9 +343,8 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.attn_output, &mut s.o)],
                     &s.attn,
-                    kern_attn.map(|k| (&self.act, k)),
+                    kern.map(|k| (&self.act, k)),
                     None,
-                    tune,
                     None,
                 )?;
             }
@@ -353,7 +353,6 @@ impl CudaSession<'_> {
                 Some(&self.layers[l].norms[3]),
                 &self.layers[l].norms[4],
                 q8,
-                pdl,
             )?;
             {
                 let s = &mut self.s;
@@ -365,11 +364,10 @@ impl CudaSession<'_> {
                     &s.h,
                     kern.map(|k| (&self.act, k)),
                     None,
-                    tune,
-                    fuse_ff.then_some(&self.ffn_act),
+                    None,
                 )?;
             }
-            if !fuse_ff {
+            {
                 let [qa, da, sa] = self.q8_args(q8);
                 let args = [
                     Arg::P(ptr(&self.s.g, &st)),
@@ -380,16 +378,11 @@ impl CudaSession<'_> {
                     Arg::I(c.n_ff as i32),
                 ];
                 // SAFETY: g and u hold n_ff values, the int8 row at least n_ff.
-                unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args, pdl)? };
+                unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args)? };
                 self.mark(|| "swiglu_q8".into())?;
             }
             {
                 let s = &mut self.s;
-                let down_act = if fuse_ff {
-                    &self.ffn_act.out
-                } else {
-                    &self.act
-                };
                 project(
                     cuda,
                     model,
@@ -397,19 +390,10 @@ impl CudaSession<'_> {
                     vec![(&w.ffn_down, &mut s.o)],
                     &s.g,
                     kern.map(|k| {
-                        (
-                            down_act,
-                            match w.ffn_down.ty {
-                                GgmlType::Q6_K => tune.q6k_kernel.unwrap_or(k),
-                                _ if tune.down_k_split && !fuse_ff => {
-                                    named("mvq_seg_sk4").unwrap_or(k)
-                                }
-                                _ => k,
-                            },
-                        )
+                        let k6 = tune.q6k_kernel.filter(|_| w.ffn_down.ty == GgmlType::Q6_K);
+                        (&self.act, k6.unwrap_or(k))
                     }),
                     None,
-                    tune,
                     None,
                 )?;
             }
@@ -418,7 +402,7 @@ impl CudaSession<'_> {
             } else {
                 &self.output_norm
             };
-            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pdl)?;
+            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.
         let out = &model.weights.output;
@@ -435,7 +419,6 @@ impl CudaSession<'_> {
                     (&self.act, k6.unwrap_or(k))
                 }),
                 Some((c.logit_scale, c.softcap)),
-                tune,
                 None,
             )?;
         }
@@ -447,7 +430,7 @@ impl CudaSession<'_> {
                 Arg::F(c.softcap),
             ];
             // SAFETY: logits hold n_vocab values.
-            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args, pdl)? };
+            unsafe { launch(cuda, "scale_softcap", elems(c.n_vocab), &args)? };
             self.mark(|| "scale_softcap".into())?;
         }
         Ok(())
