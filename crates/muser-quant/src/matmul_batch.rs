@@ -83,7 +83,11 @@ pub fn matmul_batch_on(
         .sum::<usize>()
         .saturating_mul(n_tokens);
     let in_parallel = work >= PARALLEL_MIN_WORK && !matches!(threads, Threads::Calling);
-    let quantize_on = if in_parallel { threads } else { Threads::Calling };
+    let quantize_on = if in_parallel {
+        threads
+    } else {
+        Threads::Calling
+    };
 
     // Each token's row quantized once per activation type.
     let mut acts: Vec<(GgmlType, usize, Vec<u8>)> = Vec::new();
@@ -134,7 +138,9 @@ pub fn matmul_batch_on(
     let run = |k: usize| {
         let (ji, r0, rows) = tasks[k];
         let mut dst = parts[k].lock().unwrap_or_else(|e| e.into_inner());
-        products(views[ji], r0, rows, n_tokens, |t, i, v| dst[t * rows + i] = v);
+        products(views[ji], r0, rows, n_tokens, |t, i, v| {
+            dst[t * rows + i] = v
+        });
     };
     match threads {
         Threads::Team(pool) if pool.size() > 1 => pool.for_each(tasks.len(), &run),
