@@ -151,8 +151,8 @@ impl Backend for CpuRef {
 const TEAM_MAX_ROWS: usize = 64;
 
 pub struct Cpu {
-    pub isa: muser_quant::Isa,
-    pub kv: KvDtype,
+    isa: muser_quant::Isa,
+    kv: KvDtype,
     team: muser_quant::SpinPool,
     serial: CpuSerial,
 }
@@ -184,11 +184,17 @@ impl Cpu {
         })
     }
 
-    /// Forces an instruction set (e.g. `Isa::Scalar` to test the portable kernels).
+    /// Forces an instruction set (e.g. `Isa::Scalar` to test the portable kernels), for the
+    /// team and the serial twin alike (their results must stay the same bits).
     pub fn with_isa(mut self, isa: muser_quant::Isa) -> Cpu {
         self.isa = isa;
         self.serial.isa = isa;
         self
+    }
+
+    /// The instruction set of the kernels.
+    pub fn isa(&self) -> muser_quant::Isa {
+        self.isa
     }
 }
 

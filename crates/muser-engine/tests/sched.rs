@@ -109,7 +109,8 @@ fn batched_rows_equal_solo_rows_bit_for_bit() {
 /// shares, rings that wrapped (prompts past the 32-row window) included.
 #[test]
 fn split_decode_batches_equal_solo_rows_bit_for_bit() {
-    for (threads, n_seq) in [(2, 4), (2, 5), (3, 7)] {
+    // One-row groups (2, 2), groups = threads (2, 4; 3, 7), more groups than threads (2, 9).
+    for (threads, n_seq) in [(2, 2), (2, 4), (2, 5), (3, 7), (2, 9)] {
         let m = model(threads);
         let prompts: Vec<Vec<u32>> = (0..n_seq)
             .map(|i| prompt(i as u32 + 1, 3 + 7 * i))

@@ -101,6 +101,10 @@ impl SpinPool {
             f(0, 1);
             return;
         }
+        assert!(
+            IN_JOB.with(|c| c.get()) != Arc::as_ptr(&self.shared) as usize,
+            "SpinPool::run called from inside a job of the same pool (it would deadlock)"
+        );
         let _one_at_a_time = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
         let s = &self.shared;
         // SAFETY: workers use the reference only while registered in `active` for a job that
@@ -125,8 +129,13 @@ impl SpinPool {
         let mut first_panic = None;
         let mut part = 0;
         while part < n {
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(part, n))) {
-                first_panic.get_or_insert(p);
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| in_job(self, || f(part, n)))) {
+                match first_panic {
+                    None => first_panic = Some(p),
+                    // Dropping a payload may itself panic: keep this function from unwinding
+                    // before the workers are out of the job.
+                    Some(_) => std::mem::forget(p),
+                }
             }
             s.done.fetch_add(1, SeqCst);
             part = s.next.fetch_add(1, SeqCst);
@@ -135,13 +144,38 @@ impl SpinPool {
         s.open.store(0, SeqCst);
         wait_until(|| s.active.load(SeqCst) == 0);
         *s.job.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        // Clear the workers' flag before re-raising anything, so the next job starts clean.
+        let worker_panicked = s.panicked.swap(false, SeqCst);
         if let Some(p) = first_panic {
             std::panic::resume_unwind(p);
         }
-        if s.panicked.swap(false, SeqCst) {
+        if worker_panicked {
             panic!("a spin-pool worker panicked");
         }
     }
+}
+
+thread_local! {
+    /// The pool (its `Shared` address) whose job this thread is running, if any.
+    static IN_JOB: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `f` marked as inside a job of `pool`'s team; `run` on the same pool from inside would
+/// deadlock (on `dispatch`, or waiting for itself), so it panics instead.
+fn in_job<R>(pool: &SpinPool, f: impl FnOnce() -> R) -> R {
+    in_shared_job(Arc::as_ptr(&pool.shared) as usize, f)
+}
+
+fn in_shared_job<R>(id: usize, f: impl FnOnce() -> R) -> R {
+    let outer = IN_JOB.with(|c| c.replace(id));
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_JOB.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(outer);
+    f()
 }
 
 /// Spins briefly, then yields until `ready()`: on a busy machine the thread being waited for
@@ -199,8 +233,13 @@ fn worker(s: &Shared, n: usize) {
                     if part >= n {
                         break;
                     }
-                    if catch_unwind(AssertUnwindSafe(|| job(part, n))).is_err() {
+                    let id = s as *const Shared as usize;
+                    if let Err(p) =
+                        catch_unwind(AssertUnwindSafe(|| in_shared_job(id, || job(part, n))))
+                    {
                         s.panicked.store(true, SeqCst);
+                        // A payload whose drop panics must not kill this worker mid-job.
+                        std::mem::forget(p);
                     }
                     s.done.fetch_add(1, SeqCst);
                 }
@@ -252,6 +291,52 @@ mod tests {
             count.fetch_add(1, SeqCst);
         });
         assert_eq!(count.load(SeqCst), 3);
+    }
+
+    /// Parts panicking on the caller and on a worker in one job: the job panics, and the next
+    /// one runs clean (the workers' flag does not leak into it).
+    #[test]
+    fn a_job_after_panics_everywhere_runs_clean() {
+        let pool = SpinPool::new(2).unwrap();
+        for _ in 0..20 {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                pool.run(&|part, _| {
+                    if part == 0 {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    panic!("part {part}");
+                })
+            }));
+            assert!(r.is_err());
+            pool.run(&|_, _| {});
+        }
+    }
+
+    /// `run` from inside a job of the same pool panics instead of deadlocking.
+    #[test]
+    fn nested_runs_fail_loudly() {
+        let pool = SpinPool::new(2).unwrap();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool.run(&|_, _| pool.run(&|_, _| {}));
+        }));
+        let msg = r.unwrap_err();
+        let text = msg
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| msg.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        assert!(
+            text.contains("inside a job") || text.contains("worker panicked"),
+            "{text}"
+        );
+        let other = SpinPool::new(2).unwrap();
+        let count = AtomicUsize::new(0);
+        pool.run(&|_, _| {
+            other.run(&|_, _| {
+                count.fetch_add(1, SeqCst);
+            })
+        });
+        assert_eq!(count.load(SeqCst), 4);
     }
 
     #[test]
