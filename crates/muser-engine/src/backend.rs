@@ -198,7 +198,16 @@ impl Cpu {
     }
 }
 
-/// `Kernels` for each matrix, and one `matmul_batch` job per (matrix, output).
+/// The kernels of each matrix's weight type for `isa`.
+fn kernels_for(mats: &[&Matrix], isa: muser_quant::Isa) -> Result<Vec<muser_quant::Kernels>> {
+    let kernels = mats
+        .iter()
+        .map(|m| muser_quant::Kernels::new(m.ty, isa))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(kernels)
+}
+
+/// One `matmul_batch` job per (matrix, output), run on `threads`.
 fn batch_on(
     threads: muser_quant::Threads<'_>,
     isa: muser_quant::Isa,
@@ -208,10 +217,7 @@ fn batch_on(
     n_tokens: usize,
     outs: &mut [&mut [f32]],
 ) -> Result<()> {
-    let kernels = mats
-        .iter()
-        .map(|m| muser_quant::Kernels::new(m.ty, isa))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let kernels = kernels_for(mats, isa)?;
     let mut jobs: Vec<muser_quant::MatmulJob<'_>> = mats
         .iter()
         .zip(&kernels)
@@ -289,9 +295,6 @@ impl Backend for Cpu {
         n_tokens: usize,
         out: &mut [f32],
     ) -> Result<()> {
-        if n_tokens == 1 {
-            return self.matmul_many(weights, &[m], x, 1, &mut [out]);
-        }
         self.matmul_many(weights, &[m], x, n_tokens, &mut [out])
     }
 
@@ -299,8 +302,9 @@ impl Backend for Cpu {
         self.team.for_each(n, f);
     }
 
-    /// Decode steps run all the products in one parallel region (one activation quantization
-    /// per rounding type, one synchronisation); prefill runs them one by one.
+    /// All the products in one parallel region (one activation quantization per rounding
+    /// type, one synchronisation): one-token steps as matvecs on the team, up to
+    /// `TEAM_MAX_ROWS` rows as one batch on the team, larger ones on rayon.
     fn matmul_many(
         &self,
         weights: &Weights,
@@ -318,10 +322,7 @@ impl Backend for Cpu {
             };
             return batch_on(threads, self.isa, weights, mats, x, n_tokens, outs);
         }
-        let kernels = mats
-            .iter()
-            .map(|m| muser_quant::Kernels::new(m.ty, self.isa))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let kernels = kernels_for(mats, self.isa)?;
         let mut jobs: Vec<muser_quant::MatvecJob<'_>> = mats
             .iter()
             .zip(&kernels)

@@ -101,8 +101,9 @@ impl SpinPool {
             f(0, 1);
             return;
         }
+        let id = Arc::as_ptr(&self.shared) as usize;
         assert!(
-            IN_JOB.with(|c| c.get()) != Arc::as_ptr(&self.shared) as usize,
+            IN_JOB.with(|c| c.get()) != id,
             "SpinPool::run called from inside a job of the same pool (it would deadlock)"
         );
         let _one_at_a_time = self.dispatch.lock().unwrap_or_else(|e| e.into_inner());
@@ -129,7 +130,7 @@ impl SpinPool {
         let mut first_panic = None;
         let mut part = 0;
         while part < n {
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| in_job(self, || f(part, n)))) {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| in_job(id, || f(part, n)))) {
                 match first_panic {
                     None => first_panic = Some(p),
                     // Dropping a payload may itself panic: keep this function from unwinding
@@ -160,13 +161,10 @@ thread_local! {
     static IN_JOB: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Runs `f` marked as inside a job of `pool`'s team; `run` on the same pool from inside would
-/// deadlock (on `dispatch`, or waiting for itself), so it panics instead.
-fn in_job<R>(pool: &SpinPool, f: impl FnOnce() -> R) -> R {
-    in_shared_job(Arc::as_ptr(&pool.shared) as usize, f)
-}
-
-fn in_shared_job<R>(id: usize, f: impl FnOnce() -> R) -> R {
+/// Runs `f` marked as inside a job of the pool whose `Shared` is at `id`; `run` on the same
+/// pool from inside would deadlock (on `dispatch`, or waiting for itself), so it panics
+/// instead.
+fn in_job<R>(id: usize, f: impl FnOnce() -> R) -> R {
     let outer = IN_JOB.with(|c| c.replace(id));
     struct Restore(usize);
     impl Drop for Restore {
@@ -234,9 +232,7 @@ fn worker(s: &Shared, n: usize) {
                         break;
                     }
                     let id = s as *const Shared as usize;
-                    if let Err(p) =
-                        catch_unwind(AssertUnwindSafe(|| in_shared_job(id, || job(part, n))))
-                    {
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| in_job(id, || job(part, n)))) {
                         s.panicked.store(true, SeqCst);
                         // A payload whose drop panics must not kill this worker mid-job.
                         std::mem::forget(p);
