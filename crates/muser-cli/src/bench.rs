@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use muser_engine::cuda::{Cuda, CudaSession};
 use muser_engine::Sequence;
 
-use crate::device::{Device, Opened};
+use crate::device::{Device, Opened, Split};
 
 /// How the KV cache is filled before the tg tests at a depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,6 +58,9 @@ pub struct Args {
     /// Worker threads (default: all cores).
     #[arg(short = 't', long)]
     threads: Option<usize>,
+    /// `--streams` on the CPU: when decode batches of a small model are split across threads.
+    #[arg(long, value_enum, default_value_t = Split::Auto)]
+    split: Split,
     #[arg(long, default_value = "auto")]
     device: Device,
     /// Memory bandwidth to compare decode against, GB/s (e.g. a measured copy bandwidth).
@@ -211,7 +214,7 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
     }
     if !args.streams.is_empty() {
         // The scheduler's batched graph (with CUDA: host graph, GPU products).
-        let batched = crate::bench_batch::open(&path, args.device, Some(threads))?;
+        let batched = crate::bench_batch::open(&path, args.device, Some(threads), args.split)?;
         for &n in args.n_gen.iter().filter(|&&n| n > 0) {
             for &s in args.streams.iter().filter(|&&s| s > 0) {
                 let rates = (0..=reps)

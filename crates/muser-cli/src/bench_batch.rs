@@ -7,13 +7,19 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use muser_engine::{Glimmer, SamplingParams};
 
-use crate::device::{backend, Device};
+use crate::device::{backend, Device, Split};
 
 /// A model on the device's batched backend (with CUDA: the host graph with GPU products, as
 /// `muser serve` runs it).
-pub fn open(path: &Path, device: Device, threads: Option<usize>) -> Result<Arc<Glimmer>> {
+pub fn open(
+    path: &Path,
+    device: Device,
+    threads: Option<usize>,
+    split: Split,
+) -> Result<Arc<Glimmer>> {
     let b = backend(device, threads)?;
-    let m = Glimmer::open(path, b).with_context(|| format!("loading {}", path.display()))?;
+    let mut m = Glimmer::open(path, b).with_context(|| format!("loading {}", path.display()))?;
+    m.set_split_policy(split.into());
     Ok(Arc::new(m))
 }
 

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use muser_engine::sched::SchedulerConfig;
 use muser_engine::Glimmer;
 
-use crate::device::{backend, Device};
+use crate::device::{backend, Device, Split};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -47,6 +47,9 @@ pub struct Args {
     /// CPU threads for the decode team (default: all cores).
     #[arg(short = 't', long)]
     threads: Option<usize>,
+    /// When CPU decode batches of a small model are split across threads.
+    #[arg(long, value_enum, default_value_t = Split::Auto)]
+    split: Split,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -54,7 +57,9 @@ pub fn run(args: Args) -> Result<()> {
     // Batched forward passes run the graph on the host; with CUDA the products run on the GPU.
     let b = backend(args.device, args.threads)?;
     let device = b.name().to_string();
-    let model = Glimmer::open(&path, b).with_context(|| format!("loading {}", path.display()))?;
+    let mut model =
+        Glimmer::open(&path, b).with_context(|| format!("loading {}", path.display()))?;
+    model.set_split_policy(args.split.into());
     let id = args.alias.unwrap_or_else(|| {
         model
             .weights

@@ -24,4 +24,5 @@ pub use kv::{KvCache, KvDtype, RingMeta};
 pub use model::{Glimmer, GraphFaults, LogitsFor, Segment};
 pub use ops::Numerics;
 pub use sampling::{Sampler, SamplingParams};
+pub use split::SplitPolicy;
 pub use weights::{Matrix, TensorName, Weights};

@@ -13,6 +13,7 @@ use crate::config::GlimmerConfig;
 use crate::error::{Error, Result};
 use crate::kv::KvCache;
 use crate::ops::{self, Numerics};
+use crate::split::SplitPolicy;
 use crate::weights::Weights;
 
 /// Which positions' logits a forward pass returns.
@@ -68,6 +69,7 @@ pub struct Glimmer {
     pub weights: Weights,
     backend: Box<dyn Backend>,
     faults: GraphFaults,
+    split: SplitPolicy,
 }
 
 impl Glimmer {
@@ -90,7 +92,19 @@ impl Glimmer {
             weights,
             backend,
             faults: GraphFaults::default(),
+            split: SplitPolicy::default(),
         })
+    }
+
+    /// Chooses when decode batches are split across threads (results are the same bits
+    /// either way; only the speed differs).
+    pub fn set_split_policy(&mut self, policy: SplitPolicy) {
+        self.split = policy;
+    }
+
+    /// When decode batches are split across threads.
+    pub fn split_policy(&self) -> SplitPolicy {
+        self.split
     }
 
     #[doc(hidden)]

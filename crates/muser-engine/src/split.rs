@@ -21,22 +21,37 @@ use crate::model::{Glimmer, Segment};
 /// well inside a server CPU's last-level cache.
 pub const SPLIT_MAX_WEIGHT_BYTES: u64 = 16 << 20;
 
-/// Fewest rows per thread worth a split.
-const SPLIT_MIN_ROWS_PER_THREAD: usize = 1;
+/// When decode batches are split across threads (see [`Glimmer::splits_batch`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SplitPolicy {
+    /// Split when there are at least as many sequences as threads: every thread then has a
+    /// share, where the op-by-op path would spread each op over all of them.
+    #[default]
+    Auto,
+    /// Split every eligible batch of two or more sequences, even with idle threads.
+    Always,
+    /// Never split: every op of the step spread over the whole team.
+    Never,
+}
 
 /// Most rows a thread takes at a time (the four-token kernels' width).
 const SPLIT_GROUP: usize = 4;
 
 impl Glimmer {
     /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: one-token
-    /// segments (a decode step), at least one per thread, a model of at most
-    /// [`SPLIT_MAX_WEIGHT_BYTES`], and a backend with a serial twin.
+    /// segments (a decode step), enough of them for the model's [`SplitPolicy`], a model of
+    /// at most [`SPLIT_MAX_WEIGHT_BYTES`], and a backend with a serial twin and 2+ threads.
     pub fn splits_batch(&self, segs: &[Segment<'_>]) -> bool {
         let backend = self.backend();
         let threads = backend.threads();
-        backend.serial().is_some()
+        let enough = match self.split_policy() {
+            SplitPolicy::Auto => segs.len() >= threads,
+            SplitPolicy::Always => segs.len() >= 2,
+            SplitPolicy::Never => false,
+        };
+        enough
+            && backend.serial().is_some()
             && threads >= 2
-            && segs.len() >= SPLIT_MIN_ROWS_PER_THREAD * threads
             && segs.iter().all(|s| s.tokens.len() == 1)
             && self.weights.decode_bytes() <= SPLIT_MAX_WEIGHT_BYTES
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use muser_engine::sched::{
     EventSink, FinishReason, Request, Scheduler, SchedulerConfig, SeqEvent, SubmitError,
 };
-use muser_engine::{Cpu, Glimmer, LogitsFor, SamplingParams, Segment};
+use muser_engine::{Cpu, Glimmer, KvCache, LogitsFor, SamplingParams, Segment, SplitPolicy};
 use muser_synth::{Preset, SynthConfig};
 
 fn model_path() -> PathBuf {
@@ -31,6 +31,18 @@ fn model_path() -> PathBuf {
 
 fn model(threads: usize) -> Glimmer {
     Glimmer::open(model_path(), Box::new(Cpu::new(Some(threads)).unwrap())).unwrap()
+}
+
+/// One-token decode segments over `caches`.
+fn segs_of(caches: &mut [KvCache]) -> Vec<Segment<'_>> {
+    caches
+        .iter_mut()
+        .map(|kv| Segment {
+            kv,
+            tokens: &[1],
+            want: LogitsFor::Last,
+        })
+        .collect()
 }
 
 fn prompt(seed: u32, n: usize) -> Vec<u32> {
@@ -109,9 +121,14 @@ fn batched_rows_equal_solo_rows_bit_for_bit() {
 /// shares, rings that wrapped (prompts past the 32-row window) included.
 #[test]
 fn split_decode_batches_equal_solo_rows_bit_for_bit() {
-    // One-row groups (2, 2), groups = threads (2, 4; 3, 7), more groups than threads (2, 9).
-    for (threads, n_seq) in [(2, 2), (2, 4), (2, 5), (3, 7), (2, 9)] {
-        let m = model(threads);
+    // One-row groups (2, 2), groups = threads (2, 4; 3, 7), more groups than threads (2, 9);
+    // with `Always`, fewer sequences than threads (4, 2; 4, 3).
+    let cases = [(2, 2), (2, 4), (2, 5), (3, 7), (2, 9), (4, 2), (4, 3)];
+    for (threads, n_seq) in cases {
+        let mut m = model(threads);
+        if n_seq < threads {
+            m.set_split_policy(SplitPolicy::Always);
+        }
         let prompts: Vec<Vec<u32>> = (0..n_seq)
             .map(|i| prompt(i as u32 + 1, 3 + 7 * i))
             .collect();
@@ -159,8 +176,9 @@ fn split_decode_batches_equal_solo_rows_bit_for_bit() {
             }
         }
     }
-    // Not split: prompts (several tokens), too few rows, one thread.
-    let m = model(2);
+    // Not split: prompts (several tokens), too few rows, one thread, the policy says never,
+    // fewer sequences than threads under `Auto`, one sequence under `Always`.
+    let mut m = model(2);
     let mut kv: Vec<_> = (0..4).map(|_| m.new_cache(16, 0)).collect();
     let segs: Vec<Segment<'_>> = kv
         .iter_mut()
@@ -172,17 +190,21 @@ fn split_decode_batches_equal_solo_rows_bit_for_bit() {
         .collect();
     assert!(!m.splits_batch(&segs));
     assert!(!m.splits_batch(&segs[..0]));
+    drop(segs);
+    let segs = segs_of(&mut kv);
+    assert!(m.splits_batch(&segs));
+    assert!(!m.splits_batch(&segs[..1]));
+    m.set_split_policy(SplitPolicy::Never);
+    assert!(!m.splits_batch(&segs));
+    m.set_split_policy(SplitPolicy::Always);
+    assert!(m.splits_batch(&segs[..2]));
+    assert!(!m.splits_batch(&segs[..1]));
+    drop(segs);
+    let four = model(4);
+    assert!(!four.splits_batch(&segs_of(&mut kv[..3])));
     let one = model(1);
     let mut kv: Vec<_> = (0..4).map(|_| one.new_cache(16, 0)).collect();
-    let segs: Vec<Segment<'_>> = kv
-        .iter_mut()
-        .map(|kv| Segment {
-            kv,
-            tokens: &[1],
-            want: LogitsFor::Last,
-        })
-        .collect();
-    assert!(!one.splits_batch(&segs));
+    assert!(!one.splits_batch(&segs_of(&mut kv)));
 }
 
 /// A split-eligible decode batch with one full cache is refused before any cache moves.

@@ -169,7 +169,9 @@ fn multi(pool: Option<&SpinPool>, jobs: &mut [MatvecJob<'_>], x: &[f32]) -> Resu
         }
     };
     match pool {
-        Some(pool) if work >= PARALLEL_MIN_WORK && pool.size() > 1 => {
+        // A team of one is the calling thread (not rayon's pool, which would take every core).
+        Some(pool) if pool.size() == 1 => tasks.iter_mut().for_each(run),
+        Some(pool) if work >= PARALLEL_MIN_WORK => {
             // Contiguous shares of about `work / n` weight bytes each.
             let n = pool.size();
             let mut shares: Vec<std::sync::Mutex<&mut [Task<'_>]>> = Vec::with_capacity(n);

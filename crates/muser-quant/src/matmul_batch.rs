@@ -70,6 +70,11 @@ pub fn matmul_batch_on(
     if n_tokens == 0 || jobs.is_empty() {
         return Ok(());
     }
+    // A team of one is the calling thread (not rayon's pool, which would take every core).
+    let threads = match threads {
+        Threads::Team(pool) if pool.size() == 1 => Threads::Calling,
+        t => t,
+    };
     let n_in = x.len() / n_tokens;
     check_len("matmul input length", mul(n_tokens, n_in)?, x.len())?;
     for j in jobs.iter() {
@@ -143,7 +148,7 @@ pub fn matmul_batch_on(
         });
     };
     match threads {
-        Threads::Team(pool) if pool.size() > 1 => pool.for_each(tasks.len(), &run),
+        Threads::Team(pool) => pool.for_each(tasks.len(), &run),
         _ => (0..tasks.len()).into_par_iter().for_each(run),
     }
     drop(parts);
