@@ -190,6 +190,7 @@ def main():
     ap.add_argument("--parallel", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--split", default=None, help="muser serve --split (auto, always, never)")
     ap.add_argument("--out")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
@@ -200,6 +201,8 @@ def main():
            "--parallel", str(a.parallel), "--queue", "256", "--quiet"]
     if a.threads:
         cmd += ["-t", str(a.threads)]
+    if a.split:
+        cmd += ["--split", a.split]
     srv = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     port = None
     for _ in range(50):
@@ -221,7 +224,8 @@ def main():
         f"# muser serve load test",
         "",
         f"Command: `python3 tools/loadtest/loadtest.py --muser {a.muser} --clients {a.clients} "
-        f"--seconds {a.seconds:g} --max-tokens {a.max_tokens} --parallel {a.parallel} --device {a.device}`",
+        f"--seconds {a.seconds:g} --max-tokens {a.max_tokens} --parallel {a.parallel} --device {a.device}"
+        f"{' --split ' + a.split if a.split else ''}`",
         f"Server: `muser serve` on the synthetic `tiny` preset, `--device {a.device} --ctx 512 --parallel "
         f"{a.parallel} --queue 256`; clients in the same machine (asyncio, raw HTTP/1.1, SSE).",
         "",
