@@ -38,15 +38,13 @@ impl std::str::FromStr for Device {
     }
 }
 
-/// `--split auto|always|never`: when CPU decode batches of a small model are split across
+/// `--split auto|never`: whether CPU decode batches of a small model are split across
 /// threads (each thread its own sequences) instead of spreading every op over all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Split {
-    /// When there are at least as many sequences as threads.
+    /// Whenever two or more sequences decode together.
     #[default]
     Auto,
-    /// Whenever two or more sequences decode together.
-    Always,
     /// Never.
     Never,
 }
@@ -55,7 +53,6 @@ impl From<Split> for muser_engine::SplitPolicy {
     fn from(s: Split) -> Self {
         match s {
             Split::Auto => muser_engine::SplitPolicy::Auto,
-            Split::Always => muser_engine::SplitPolicy::Always,
             Split::Never => muser_engine::SplitPolicy::Never,
         }
     }

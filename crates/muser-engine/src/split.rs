@@ -22,14 +22,17 @@ use crate::model::{Glimmer, Segment};
 pub const SPLIT_MAX_WEIGHT_BYTES: u64 = 16 << 20;
 
 /// When decode batches are split across threads (see [`Glimmer::splits_batch`]).
+///
+/// Measured on a 16-core host with the `tiny` preset (bench/runs/2026-11-30-serve-c), the
+/// split beat the op-by-op path at every batch of 2 or more sequences and every team size
+/// from 2 to 16, also with fewer sequences than threads (16 threads: 8 sequences 9,713
+/// against 5,454 tok/s; 2 sequences 2,843 against 2,090): spreading each op of a small model
+/// over many threads costs more in synchronisation than the idle threads would add.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SplitPolicy {
-    /// Split when there are at least as many sequences as threads: every thread then has a
-    /// share, where the op-by-op path would spread each op over all of them.
+    /// Split every eligible batch of two or more sequences.
     #[default]
     Auto,
-    /// Split every eligible batch of two or more sequences, even with idle threads.
-    Always,
     /// Never split: every op of the step spread over the whole team.
     Never,
 }
@@ -38,18 +41,14 @@ pub enum SplitPolicy {
 const SPLIT_GROUP: usize = 4;
 
 impl Glimmer {
-    /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: one-token
-    /// segments (a decode step), enough of them for the model's [`SplitPolicy`], a model of
-    /// at most [`SPLIT_MAX_WEIGHT_BYTES`], and a backend with a serial twin and 2+ threads.
+    /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: two or
+    /// more one-token segments (a decode step), a model of at most [`SPLIT_MAX_WEIGHT_BYTES`],
+    /// a backend with a serial twin and 2+ threads, and a [`SplitPolicy`] that allows it.
     pub fn splits_batch(&self, segs: &[Segment<'_>]) -> bool {
         let backend = self.backend();
         let threads = backend.threads();
-        let enough = match self.split_policy() {
-            SplitPolicy::Auto => segs.len() >= threads,
-            SplitPolicy::Always => segs.len() >= 2,
-            SplitPolicy::Never => false,
-        };
-        enough
+        self.split_policy() == SplitPolicy::Auto
+            && segs.len() >= 2
             && backend.serial().is_some()
             && threads >= 2
             && segs.iter().all(|s| s.tokens.len() == 1)
@@ -67,9 +66,9 @@ impl Glimmer {
         let serial = backend.serial()?;
         let threads = backend.threads();
         let n = segs.len();
-        // Contiguous groups of at most SPLIT_GROUP rows (at least one per thread), the first
-        // `n % groups` one row longer, claimed by whichever thread is free: a thread that the
-        // OS takes away for a while delays only the group it holds.
+        // Contiguous groups of at most SPLIT_GROUP rows (a group per thread, or per row when
+        // rows are fewer), the first `n % groups` one row longer, claimed by whichever thread
+        // is free: a thread that the OS takes away for a while delays only the group it holds.
         let groups = threads.max(n.div_ceil(SPLIT_GROUP)).min(n);
         type Share<'s, 'a> = Mutex<(&'s mut [Segment<'a>], Option<Result<Vec<f32>>>)>;
         let mut shares: Vec<Share<'_, '_>> = Vec::with_capacity(groups);

@@ -121,14 +121,11 @@ fn batched_rows_equal_solo_rows_bit_for_bit() {
 /// shares, rings that wrapped (prompts past the 32-row window) included.
 #[test]
 fn split_decode_batches_equal_solo_rows_bit_for_bit() {
-    // One-row groups (2, 2), groups = threads (2, 4; 3, 7), more groups than threads (2, 9);
-    // with `Always`, fewer sequences than threads (4, 2; 4, 3).
+    // One-row groups (2, 2), groups = threads (2, 4; 3, 7), more groups than threads (2, 9),
+    // fewer sequences than threads (4, 2; 4, 3).
     let cases = [(2, 2), (2, 4), (2, 5), (3, 7), (2, 9), (4, 2), (4, 3)];
     for (threads, n_seq) in cases {
-        let mut m = model(threads);
-        if n_seq < threads {
-            m.set_split_policy(SplitPolicy::Always);
-        }
+        let m = model(threads);
         let prompts: Vec<Vec<u32>> = (0..n_seq)
             .map(|i| prompt(i as u32 + 1, 3 + 7 * i))
             .collect();
@@ -176,8 +173,7 @@ fn split_decode_batches_equal_solo_rows_bit_for_bit() {
             }
         }
     }
-    // Not split: prompts (several tokens), too few rows, one thread, the policy says never,
-    // fewer sequences than threads under `Auto`, one sequence under `Always`.
+    // Not split: prompts (several tokens), one row or none, one thread, the policy says never.
     let mut m = model(2);
     let mut kv: Vec<_> = (0..4).map(|_| m.new_cache(16, 0)).collect();
     let segs: Vec<Segment<'_>> = kv
@@ -196,12 +192,9 @@ fn split_decode_batches_equal_solo_rows_bit_for_bit() {
     assert!(!m.splits_batch(&segs[..1]));
     m.set_split_policy(SplitPolicy::Never);
     assert!(!m.splits_batch(&segs));
-    m.set_split_policy(SplitPolicy::Always);
-    assert!(m.splits_batch(&segs[..2]));
-    assert!(!m.splits_batch(&segs[..1]));
     drop(segs);
     let four = model(4);
-    assert!(!four.splits_batch(&segs_of(&mut kv[..3])));
+    assert!(four.splits_batch(&segs_of(&mut kv[..2])));
     let one = model(1);
     let mut kv: Vec<_> = (0..4).map(|_| one.new_cache(16, 0)).collect();
     assert!(!one.splits_batch(&segs_of(&mut kv)));
