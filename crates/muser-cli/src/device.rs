@@ -38,13 +38,16 @@ impl std::str::FromStr for Device {
     }
 }
 
-/// `--split auto|never`: whether CPU decode batches of a small model are split across
+/// `--split auto|always|never`: whether CPU decode batches of a small model are split across
 /// threads (each thread its own sequences) instead of spreading every op over all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Split {
-    /// Whenever two or more sequences decode together.
+    /// Two or more sequences of a model of at most 4 MiB per token, or at least one sequence
+    /// per thread of one of at most 16 MiB.
     #[default]
     Auto,
+    /// Two or more sequences of a model of at most 16 MiB per token.
+    Always,
     /// Never.
     Never,
 }
@@ -53,6 +56,7 @@ impl From<Split> for muser_engine::SplitPolicy {
     fn from(s: Split) -> Self {
         match s {
             Split::Auto => muser_engine::SplitPolicy::Auto,
+            Split::Always => muser_engine::SplitPolicy::Always,
             Split::Never => muser_engine::SplitPolicy::Never,
         }
     }

@@ -1,5 +1,5 @@
 //! CPU time per decode row on one thread, for batches of 1, 2, 4 and 8 one-token sequences:
-//! `cargo run --release -p muser-engine --example row_cost -- MODEL.gguf [depth] [steps]`.
+//! `cargo run --release -p muser-engine --example row_cost -- MODEL.gguf [depth] [steps] [1,2,4,8]`.
 //! Shows what batching saves per row when the weights sit in cache (the split decode path
 //! runs each thread's share this way).
 
@@ -9,12 +9,20 @@ use muser_engine::{Cpu, Glimmer, LogitsFor, Segment};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: row_cost MODEL [depth] [steps]");
+    let path = args
+        .get(1)
+        .expect("usage: row_cost MODEL [depth] [steps] [batches]");
     let depth: usize = args.get(2).map_or(64, |s| s.parse().expect("depth"));
     let steps: usize = args.get(3).map_or(200, |s| s.parse().expect("steps"));
+    let batches: Vec<usize> = args
+        .get(4)
+        .map_or("1,2,4,8", String::as_str)
+        .split(',')
+        .map(|s| s.parse().expect("batch size"))
+        .collect();
     let model = Glimmer::open(path, Box::new(Cpu::new(Some(1)).unwrap())).unwrap();
     let prompt: Vec<u32> = (0..depth as u32).map(|t| (t * 7 + 3) % 1000).collect();
-    for n in [1usize, 2, 4, 8] {
+    for n in batches {
         let mut caches: Vec<_> = (0..n)
             .map(|_| {
                 let mut kv = model.new_cache(depth + steps + 8, 0);

@@ -200,6 +200,40 @@ fn split_decode_batches_equal_solo_rows_bit_for_bit() {
     assert!(!one.splits_batch(&segs_of(&mut kv)));
 }
 
+/// The automatic split policy by model size: a model above `SPLIT_ANY_MAX_WEIGHT_BYTES` is
+/// split only when every thread gets a sequence (`Always` splits it anyway); one above
+/// `SPLIT_MAX_WEIGHT_BYTES` never.
+#[test]
+fn split_policy_follows_model_size() {
+    let dir = std::env::temp_dir().join(format!("muser-engine-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let open = |name: &str, layers: u32, threads: usize| {
+        let mut c = SynthConfig::preset(Preset::Tiny);
+        (c.n_embd, c.n_head, c.n_ff, c.n_layer) = (512, 8, 1024, layers);
+        let p = dir.join(name);
+        muser_synth::write_model(&c, &p, &|_, _| {}).unwrap();
+        Glimmer::open(&p, Box::new(Cpu::new(Some(threads)).unwrap())).unwrap()
+    };
+    let mid = open("mid.gguf", 4, 4);
+    let bytes = mid.weights.decode_bytes();
+    assert!(
+        bytes > muser_engine::SPLIT_ANY_MAX_WEIGHT_BYTES
+            && bytes <= muser_engine::SPLIT_MAX_WEIGHT_BYTES,
+        "{bytes}"
+    );
+    let mut kv: Vec<_> = (0..4).map(|_| mid.new_cache(8, 0)).collect();
+    assert!(!mid.splits_batch(&segs_of(&mut kv[..3])));
+    assert!(mid.splits_batch(&segs_of(&mut kv)));
+    let mut always = open("mid.gguf", 4, 4);
+    always.set_split_policy(SplitPolicy::Always);
+    assert!(always.splits_batch(&segs_of(&mut kv[..2])));
+    let big = open("big.gguf", 12, 2);
+    assert!(big.weights.decode_bytes() > muser_engine::SPLIT_MAX_WEIGHT_BYTES);
+    let mut kv: Vec<_> = (0..4).map(|_| big.new_cache(8, 0)).collect();
+    assert!(!big.splits_batch(&segs_of(&mut kv)));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A split-eligible decode batch with one full cache is refused before any cache moves.
 #[test]
 fn a_refused_split_batch_changes_no_cache() {
