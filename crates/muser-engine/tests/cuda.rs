@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, Q8Act, Seg, SegKernel,
-    SEG_KERNELS,
+    SEG_KERNELS, SWIGLU_FOLDS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -479,6 +479,76 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 fail += 1;
             }
         }
+        // SwiGLU folded into the gate/up launch (every variant) and separate: the same bits.
+        // Where it does not apply (gate/up not Q4_K) it falls back, so those match too.
+        for other in std::iter::once(None).chain(SWIGLU_FOLDS.iter().copied().map(Some)) {
+            if other == tuned.fold_swiglu {
+                continue;
+            }
+            dev.set_decode_tuning(DecodeTuning {
+                fold_swiglu: other,
+                ..tuned
+            });
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut diff = 0usize;
+            for (i, &t) in tokens.iter().enumerate() {
+                let l = s2.step(t).unwrap();
+                diff += l
+                    .iter()
+                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+            }
+            println!(
+                "model {name:20} fold_swiglu {} vs {}: {diff} logits differ {}",
+                tuned.fold_swiglu.map_or("off", |k| k.name),
+                other.map_or("off", |k| k.name),
+                if diff == 0 { "ok" } else { "FAIL" }
+            );
+            if diff == 0 {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
+        // Q4_K_M models), the profile's labels say so, on every layer.
+        {
+            dev.set_decode_tuning(tuned);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let labels = s2.profile_step(tokens[0]).unwrap();
+            let folded = labels
+                .iter()
+                .filter(|(l, _, _)| l.ends_with("+ swiglu_q8"))
+                .count();
+            let separate = labels.iter().filter(|(l, _, _)| l == "swiglu_q8").count();
+            let n_layer = gpu.cfg.n_layer;
+            let expect = if tuned.fold_swiglu.is_some() {
+                let q4k = |m: &muser_engine::weights::Matrix| m.ty == GgmlType::Q4_K;
+                let layers = &gpu.weights.layers;
+                layers
+                    .iter()
+                    .filter(|w| q4k(&w.ffn_gate) && q4k(&w.ffn_up))
+                    .count()
+            } else {
+                0
+            };
+            // On the Q4_K_M models it must apply to every layer.
+            let q4km = name.starts_with("mid") || name.starts_with("q4km");
+            let ok_f = folded == expect
+                && separate == n_layer - expect
+                && (!q4km || tuned.fold_swiglu.is_none() || expect == n_layer);
+            println!(
+                "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers {}",
+                gpu.cfg.n_layer,
+                if ok_f { "ok" } else { "FAIL" }
+            );
+            if ok_f {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
         // Where the default folds QK-norm into the Q/K/V/gate launch (sm_90, Q4_K Q and K):
         // the profile's labels say so. On the real head geometry it must apply to every layer.
         {
@@ -798,28 +868,50 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     tuning_ab(&dev, &model);
 }
 
-/// Decode speed with each launch tuning (the QK-norm fold off and on, interleaved), the
-/// default last with its profile.
+/// Decode speed with each launch tuning (SwiGLU separate and each folded variant, three
+/// interleaved rounds), the default last with its profile.
 fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     let chosen = dev.decode_tuning();
-    let no_fold = DecodeTuning {
-        fold_qk: false,
-        ..chosen
+    let mut tunes = Vec::new();
+    for _ in 0..3 {
+        for f in std::iter::once(None).chain(SWIGLU_FOLDS.iter().copied().map(Some)) {
+            tunes.push(DecodeTuning {
+                fold_swiglu: f,
+                ..chosen
+            });
+        }
+    }
+    tunes.push(chosen);
+    // At full size: each variant's logits against the separate kernels', bit for bit.
+    let logits_of = |tune: DecodeTuning| {
+        dev.set_decode_tuning(tune);
+        let mut sess = CudaSession::new(dev, model, 256).unwrap();
+        (0..4u32)
+            .flat_map(|i| sess.step(i * 977 + 5).unwrap())
+            .collect::<Vec<f32>>()
     };
-    let fold = DecodeTuning {
-        fold_qk: true,
+    let want = logits_of(DecodeTuning {
+        fold_swiglu: None,
         ..chosen
-    };
-    for tune in [
-        DecodeTuning::PLAIN,
-        no_fold,
-        fold,
-        no_fold,
-        fold,
-        no_fold,
-        fold,
-        chosen,
-    ] {
+    });
+    for f in SWIGLU_FOLDS {
+        let got = logits_of(DecodeTuning {
+            fold_swiglu: Some(*f),
+            ..chosen
+        });
+        let diff = got
+            .iter()
+            .zip(&want)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        println!(
+            "full-size logits, 4 steps: fold_swiglu {} vs off: {diff} of {} differ {}",
+            f.name,
+            want.len(),
+            if diff == 0 { "ok" } else { "FAIL" }
+        );
+    }
+    for tune in tunes {
         dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(dev, model, 256).unwrap();
         for _ in 0..2 {
@@ -835,7 +927,8 @@ fn tuning_ab(dev: &Cuda, model: &Glimmer) {
             best = best.max(n as f64 / t0.elapsed().as_secs_f64());
         }
         println!(
-            "tuning {tune:?}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48)",
+            "tuning fold_swiglu {}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48) {tune:?}",
+            tune.fold_swiglu.map_or("off", |k| k.name),
             1e3 / best
         );
     }
@@ -868,24 +961,20 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
     );
     drop(sess);
-    // The QK-norm fold off and on at depth, interleaved, the default first and last.
+    // SwiGLU folded (the default's variant) and separate at depth, interleaved.
     let chosen = dev.attention();
     let tuned = dev.decode_tuning();
-    let no_fold = DecodeTuning {
-        fold_qk: false,
-        ..tuned
-    };
-    let fold = DecodeTuning {
-        fold_qk: true,
+    let separate = DecodeTuning {
+        fold_swiglu: None,
         ..tuned
     };
     for (g, tune) in [
         (chosen, tuned),
-        (chosen, no_fold),
-        (chosen, fold),
-        (chosen, no_fold),
-        (chosen, fold),
+        (chosen, separate),
         (chosen, tuned),
+        (chosen, separate),
+        (chosen, tuned),
+        (chosen, separate),
     ] {
         dev.set_attention(g);
         dev.set_decode_tuning(tune);
@@ -901,7 +990,8 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
         let s = t.elapsed().as_secs_f64();
         println!(
-            "decode at depth {depth}, attention {g:?}, {tune:?}: {:.2} tok/s ({:.2} ms/token)",
+            "decode at depth {depth}, fold_swiglu {}: {:.2} tok/s ({:.2} ms/token), attention {g:?}, {tune:?}",
+            tune.fold_swiglu.map_or("off", |k| k.name),
             n as f64 / s,
             1e3 * s / n as f64
         );
@@ -926,6 +1016,22 @@ fn main() {
         // One launch of each segment-kernel variant, to run under `ncu`.
         if available() {
             seg_sweep(&Cuda::new(&CudaOptions::default()).unwrap(), true);
+        }
+        return;
+    }
+    if arg.as_deref() == Some("ab") {
+        // The launch-tuning A/B on a model file, then at depths: `cuda_test ab PATH D1 ...`.
+        let path = std::env::args().nth(2).unwrap_or_default();
+        if available() {
+            let opts = CudaOptions::default();
+            {
+                let dev = Cuda::new(&opts).unwrap();
+                let model = Glimmer::open(&path, Box::new(CpuRef::default())).unwrap();
+                tuning_ab(&dev, &model);
+            }
+            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
+                depth_speed(&opts, &path, d);
+            }
         }
         return;
     }

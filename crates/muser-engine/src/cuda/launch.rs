@@ -6,7 +6,7 @@ use std::ffi::c_void;
 
 use cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig};
 
-use super::{SegKernel, SEG_KERNELS};
+use super::{SegKernel, SwigluFold, SEG_KERNELS, SWIGLU_FOLDS};
 use crate::error::{Error, Result};
 
 /// A kernel argument (device addresses as `u64`).
@@ -34,6 +34,10 @@ pub struct DecodeTuning {
     /// (`mvq_seg_42_lb5_qkv`, sm_90; with the session's kernel `mvq_seg_42_lb5`, Q4_K Q and
     /// K, head_dim a multiple of 16 from 32 to 128) instead of `qk_norm_rope_store`. Same bits.
     pub fold_qk: bool,
+    /// SwiGLU and its int8 quantization folded into the FFN gate/up launch (`SwigluFold`: 32
+    /// rows of both Q4_K matrices per block, no synchronisation between blocks) instead of
+    /// the segment kernel and `swiglu_q8`; `None`: separate. Same bits.
+    pub fold_swiglu: Option<SwigluFold>,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
     /// are sized for that), for the per-head kernel and for the grouped one (long caches:
     /// with K staged through shared memory, two 32-row chunks per warp at 256 rows measured
@@ -54,6 +58,7 @@ impl Default for DecodeTuning {
                 .copied(),
             cluster_norm: true,
             fold_qk: true,
+            fold_swiglu: Some(SWIGLU_FOLDS[0]),
             split_rows: 128,
             split_rows_grouped: 256,
         }
@@ -66,6 +71,7 @@ impl DecodeTuning {
         q6k_kernel: None,
         cluster_norm: false,
         fold_qk: false,
+        fold_swiglu: None,
         split_rows: 128,
         split_rows_grouped: 128,
     };

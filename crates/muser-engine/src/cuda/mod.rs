@@ -54,7 +54,7 @@ mod session;
 mod upload;
 pub use launch::DecodeTuning;
 use seg::QKV_KERNEL;
-pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
+pub use seg::{Q8Act, Seg, SegKernel, SwigluFold, SEG_KERNELS, SWIGLU_FOLDS};
 pub use session::{AttnChoice, CudaSession};
 pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
@@ -183,6 +183,7 @@ impl Cuda {
             .iter()
             .map(|k| k.name)
             .chain(["q6k_split", QKV_KERNEL])
+            .chain(SWIGLU_FOLDS.iter().map(|k| k.name))
         {
             seg.insert(
                 name,

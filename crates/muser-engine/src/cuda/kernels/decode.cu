@@ -512,8 +512,7 @@ extern "C" __global__ void swiglu_q8(float *g, const float *u, signed char *qa, 
     if ((i & ~31) >= n) return;
     float r = 0.0f;
     if (i < n) {
-        const float v = g[i];
-        r = v / (1.0f + expf(-v)) * u[i];
+        r = silu_mul(g[i], u[i]);
         g[i] = r;
     }
     if (qa) quant_block32(r, i >> 5, qa, da, sa);

@@ -14,10 +14,10 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use super::{elems, kernel, one_block, splits_of, CudaSession};
 use crate::cuda::launch::{launch_ex, KArg as Arg};
 use crate::cuda::seg::{QkvFold, SEG_TYPES};
-use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
+use crate::cuda::{Cuda, Q8Act, Seg, SegKernel, SwigluFold};
 use crate::error::Result;
 use crate::model::Glimmer;
-use crate::weights::Matrix;
+use crate::weights::{LayerWeights, Matrix};
 use muser_gguf::GgmlType;
 
 /// A device buffer's address as a kernel argument (0 for none). Event tracking is off for
@@ -178,6 +178,38 @@ impl CudaSession<'_> {
         // holds at least n_embd (the session sized it for the largest activation row).
         unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args)? };
         self.mark(|| format!("norm_tail mode {mode}"))
+    }
+
+    /// The FFN gate and up products with SwiGLU and its quantization folded in
+    /// (`Cuda::matvec1_q8_swiglu`: `g` gets SwiGLU's output, `act_ff` its int8 row), from the
+    /// int8 row in `act`; returns whether it applied (both matrices Q4_K of one shape).
+    fn gate_up_swiglu(&mut self, fold: SwigluFold, w: &LayerWeights) -> Result<bool> {
+        let (cuda, model) = (self.cuda, self.model);
+        let (g, u) = (&w.ffn_gate, &w.ffn_up);
+        if g.n_out != u.n_out || g.n_in != u.n_in {
+            return Ok(false);
+        }
+        let wg = cuda.device_weights(&model.weights, g)?;
+        let wu = cuda.device_weights(&model.weights, u)?;
+        let done = cuda
+            .matvec1_q8_swiglu(
+                fold,
+                (g.ty, &wg.as_view()),
+                (u.ty, &wu.as_view()),
+                &self.act,
+                g.n_in,
+                g.n_out,
+                &mut self.s.g.as_view_mut(),
+                &mut self.act_ff,
+            )?
+            .is_some();
+        if done {
+            let bytes = g.row_bytes() * g.n_out + u.row_bytes() * u.n_out;
+            super::mark(cuda, &self.prof, bytes, || {
+                format!("mv ffn_gate {} + ffn_up {} + swiglu_q8", g.ty, u.ty)
+            })?;
+        }
+        Ok(done)
     }
 
     /// Every kernel of one token, in order, on the session's stream (no host work, no
@@ -354,7 +386,13 @@ impl CudaSession<'_> {
                 &self.layers[l].norms[4],
                 q8,
             )?;
-            {
+            // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
+            // `act_ff`), else the segment kernel and swiglu_q8.
+            let swiglu_folded = match tune.fold_swiglu.filter(|_| q8) {
+                Some(f) => self.gate_up_swiglu(f, w)?,
+                None => false,
+            };
+            if !swiglu_folded {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -366,8 +404,6 @@ impl CudaSession<'_> {
                     None,
                     None,
                 )?;
-            }
-            {
                 let [qa, da, sa] = self.q8_args(q8);
                 let args = [
                     Arg::P(ptr(&self.s.g, &st)),
@@ -391,7 +427,12 @@ impl CudaSession<'_> {
                     &s.g,
                     kern.map(|k| {
                         let k6 = tune.q6k_kernel.filter(|_| w.ffn_down.ty == GgmlType::Q6_K);
-                        (&self.act, k6.unwrap_or(k))
+                        let act = if swiglu_folded {
+                            &self.act_ff
+                        } else {
+                            &self.act
+                        };
+                        (act, k6.unwrap_or(k))
                     }),
                     None,
                     None,
