@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, Q8Act, Seg, SegKernel,
-    SEG_KERNELS, SWIGLU_FOLDS,
+    SEG_KERNELS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -447,17 +447,25 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             }
         }
         dev.set_attention(chosen);
-        // Plain launches, and the default with the QK-norm fold flipped: the same bits.
+        // Plain launches, and the default with the QK-norm fold or the SwiGLU fold flipped:
+        // the same bits.
         let tuned = dev.decode_tuning();
         let plain = DecodeTuning {
             cluster_norm: tuned.cluster_norm,
+            norm_one_sum: tuned.norm_one_sum,
             ..DecodeTuning::PLAIN
         };
         let flip_fold = DecodeTuning {
             fold_qk: !tuned.fold_qk,
             ..tuned
         };
-        for other in [plain, flip_fold] {
+        // SwiGLU folded into the gate/up launch vs separate (where it does not apply, gate/up
+        // not Q4_K, both fall back to the separate kernels).
+        let flip_swiglu = DecodeTuning {
+            fold_swiglu: !tuned.fold_swiglu,
+            ..tuned
+        };
+        for other in [plain, flip_fold, flip_swiglu] {
             dev.set_decode_tuning(other);
             let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
             let mut diff = 0usize;
@@ -479,38 +487,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 fail += 1;
             }
         }
-        // SwiGLU folded into the gate/up launch (every variant) and separate: the same bits.
-        // Where it does not apply (gate/up not Q4_K) it falls back, so those match too.
-        for other in std::iter::once(None).chain(SWIGLU_FOLDS.iter().copied().map(Some)) {
-            if other == tuned.fold_swiglu {
-                continue;
-            }
-            dev.set_decode_tuning(DecodeTuning {
-                fold_swiglu: other,
-                ..tuned
-            });
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let mut diff = 0usize;
-            for (i, &t) in tokens.iter().enumerate() {
-                let l = s2.step(t).unwrap();
-                diff += l
-                    .iter()
-                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
-                    .filter(|(a, b)| a.to_bits() != b.to_bits())
-                    .count();
-            }
-            println!(
-                "model {name:20} fold_swiglu {} vs {}: {diff} logits differ {}",
-                tuned.fold_swiglu.map_or("off", |k| k.name),
-                other.map_or("off", |k| k.name),
-                if diff == 0 { "ok" } else { "FAIL" }
-            );
-            if diff == 0 {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
-        }
         // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
         // Q4_K_M models), the profile's labels say so, on every layer.
         {
@@ -523,7 +499,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 .count();
             let separate = labels.iter().filter(|(l, _, _)| l == "swiglu_q8").count();
             let n_layer = gpu.cfg.n_layer;
-            let expect = if tuned.fold_swiglu.is_some() {
+            let expect = if tuned.fold_swiglu {
                 let q4k = |m: &muser_engine::weights::Matrix| m.ty == GgmlType::Q4_K;
                 let layers = &gpu.weights.layers;
                 layers
@@ -537,7 +513,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             let q4km = name.starts_with("mid") || name.starts_with("q4km");
             let ok_f = folded == expect
                 && separate == n_layer - expect
-                && (!q4km || tuned.fold_swiglu.is_none() || expect == n_layer);
+                && (!q4km || !tuned.fold_swiglu || expect == n_layer);
             println!(
                 "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers {}",
                 gpu.cfg.n_layer,
@@ -572,13 +548,18 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 fail += 1;
             }
         }
-        // The option that changes a summation order (the cluster norm tail), flipped: held
-        // to the oracle's bar.
-        {
-            let other = DecodeTuning {
+        // The options that change a summation order (the cluster norm tail, its one-exchange
+        // post-norm), each flipped: held to the oracle's bar.
+        for other in [
+            DecodeTuning {
                 cluster_norm: !tuned.cluster_norm,
                 ..tuned
-            };
+            },
+            DecodeTuning {
+                norm_one_sum: !tuned.norm_one_sum,
+                ..tuned
+            },
+        ] {
             dev.set_decode_tuning(other);
             let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
             let mut got2 = Vec::with_capacity(whole.len());
@@ -591,8 +572,9 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 && d_o <= d_cpu.max(1e-4)
                 && miss_o == 0;
             println!(
-                "model {name:20} vs cpu-ref: cuda session cluster_norm {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
+                "model {name:20} vs cpu-ref: cuda session cluster_norm {} norm_one_sum {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
                 other.cluster_norm,
+                other.norm_one_sum,
                 if ok_o { "ok" } else { "FAIL" }
             );
             if ok_o {
@@ -868,21 +850,19 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     tuning_ab(&dev, &model);
 }
 
-/// Decode speed with each launch tuning (SwiGLU separate and each folded variant, three
-/// interleaved rounds), the default last with its profile.
+/// Decode speed with each launch tuning (SwiGLU separate, folded, folded with the
+/// one-exchange norm tail: three interleaved rounds), the default last with its profile;
+/// first the fold's full-size logits against the separate kernels', bit for bit.
 fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     let chosen = dev.decode_tuning();
-    let mut tunes = Vec::new();
-    for _ in 0..3 {
-        for f in std::iter::once(None).chain(SWIGLU_FOLDS.iter().copied().map(Some)) {
-            tunes.push(DecodeTuning {
-                fold_swiglu: f,
-                ..chosen
-            });
-        }
-    }
-    tunes.push(chosen);
-    // At full size: each variant's logits against the separate kernels', bit for bit.
+    let separate = DecodeTuning {
+        fold_swiglu: false,
+        ..chosen
+    };
+    let folded = DecodeTuning {
+        fold_swiglu: true,
+        ..chosen
+    };
     let logits_of = |tune: DecodeTuning| {
         dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(dev, model, 256).unwrap();
@@ -890,27 +870,34 @@ fn tuning_ab(dev: &Cuda, model: &Glimmer) {
             .flat_map(|i| sess.step(i * 977 + 5).unwrap())
             .collect::<Vec<f32>>()
     };
-    let want = logits_of(DecodeTuning {
-        fold_swiglu: None,
-        ..chosen
-    });
-    for f in SWIGLU_FOLDS {
-        let got = logits_of(DecodeTuning {
-            fold_swiglu: Some(*f),
-            ..chosen
-        });
-        let diff = got
-            .iter()
-            .zip(&want)
-            .filter(|(a, b)| a.to_bits() != b.to_bits())
-            .count();
-        println!(
-            "full-size logits, 4 steps: fold_swiglu {} vs off: {diff} of {} differ {}",
-            f.name,
-            want.len(),
-            if diff == 0 { "ok" } else { "FAIL" }
-        );
-    }
+    let want = logits_of(separate);
+    let got = logits_of(folded);
+    let diff = got
+        .iter()
+        .zip(&want)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    println!(
+        "full-size logits, 4 steps: fold_swiglu on vs off: {diff} of {} differ {}",
+        want.len(),
+        if diff == 0 { "ok" } else { "FAIL" }
+    );
+    // Neither, the fold alone, the fold and the one-exchange norm tail.
+    let separate = DecodeTuning {
+        norm_one_sum: false,
+        ..separate
+    };
+    let fold_only = DecodeTuning {
+        norm_one_sum: false,
+        ..folded
+    };
+    let both = DecodeTuning {
+        norm_one_sum: true,
+        ..folded
+    };
+    let tunes = [
+        separate, fold_only, both, separate, fold_only, both, separate, fold_only, both, chosen,
+    ];
     for tune in tunes {
         dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(dev, model, 256).unwrap();
@@ -927,8 +914,9 @@ fn tuning_ab(dev: &Cuda, model: &Glimmer) {
             best = best.max(n as f64 / t0.elapsed().as_secs_f64());
         }
         println!(
-            "tuning fold_swiglu {}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48) {tune:?}",
-            tune.fold_swiglu.map_or("off", |k| k.name),
+            "tuning fold_swiglu {} norm_one_sum {}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48) {tune:?}",
+            tune.fold_swiglu,
+            tune.norm_one_sum,
             1e3 / best
         );
     }
@@ -961,19 +949,29 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
     );
     drop(sess);
-    // SwiGLU folded (the default's variant) and separate at depth, interleaved.
+    // The one-exchange norm tail on and off (with the SwiGLU fold) at depth, interleaved,
+    // and the SwiGLU fold off (with neither) once.
     let chosen = dev.attention();
     let tuned = dev.decode_tuning();
-    let separate = DecodeTuning {
-        fold_swiglu: None,
+    let on = DecodeTuning {
+        fold_swiglu: true,
+        norm_one_sum: true,
         ..tuned
     };
+    let off = DecodeTuning {
+        norm_one_sum: false,
+        ..on
+    };
+    let separate = DecodeTuning {
+        fold_swiglu: false,
+        ..off
+    };
     for (g, tune) in [
-        (chosen, tuned),
-        (chosen, separate),
-        (chosen, tuned),
-        (chosen, separate),
-        (chosen, tuned),
+        (chosen, on),
+        (chosen, off),
+        (chosen, on),
+        (chosen, off),
+        (chosen, on),
         (chosen, separate),
     ] {
         dev.set_attention(g);
@@ -990,8 +988,9 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
         let s = t.elapsed().as_secs_f64();
         println!(
-            "decode at depth {depth}, fold_swiglu {}: {:.2} tok/s ({:.2} ms/token), attention {g:?}, {tune:?}",
-            tune.fold_swiglu.map_or("off", |k| k.name),
+            "decode at depth {depth}, fold_swiglu {} norm_one_sum {}: {:.2} tok/s ({:.2} ms/token), attention {g:?}, {tune:?}",
+            tune.fold_swiglu,
+            tune.norm_one_sum,
             n as f64 / s,
             1e3 * s / n as f64
         );

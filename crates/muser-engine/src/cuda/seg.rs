@@ -1,6 +1,7 @@
 //! One-token int8-activation matvecs (`kernels/mvq1.cu`): up to four Q4_K/Q6_K matrices that
 //! share one quantized activation row in a single launch, so a decode step launches one
-//! kernel for the Q, K, V and gate projections and one for the FFN gate and up.
+//! kernel for the Q, K, V and gate projections and one for the FFN gate and up; and the FFN
+//! gate/up launch with SwiGLU and its int8 quantization folded in (`mvq_gu_swiglu`).
 
 use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
@@ -37,43 +38,13 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
 /// `mvq_seg_42_lb5` with QK-norm, RoPE and the KV store as a cluster epilogue (`seg_qkv`).
 pub(crate) const QKV_KERNEL: &str = "mvq_seg_42_lb5_qkv";
 
-/// A compiled variant of the FFN gate/up launch with SwiGLU and its int8 quantization folded
-/// in (`mvq_gu_swiglu_*`): 32 rows of both matrices per block, as `warps` warps × `passes`
-/// passes of 4 Q4_K rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SwigluFold {
-    pub name: &'static str,
-    pub warps: usize,
-    pub passes: usize,
-}
+/// The FFN gate/up launch with SwiGLU and its int8 quantization folded in (`mvq1.cu`): 32
+/// rows of both matrices per block of 4 warps.
+pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 
-/// Rows of the gate (and of the up) matrix per block of a `SwigluFold` kernel: one int8
+/// Rows of the gate (and of the up) matrix per block of `SWIGLU_KERNEL`: one int8
 /// quantization block.
 const SWIGLU_ROWS: usize = 32;
-
-/// Every `SwigluFold` variant compiled.
-pub const SWIGLU_FOLDS: &[SwigluFold] = &[
-    SwigluFold {
-        name: "mvq_gu_swiglu_4x4",
-        warps: 4,
-        passes: 4,
-    },
-    SwigluFold {
-        name: "mvq_gu_swiglu_8x2",
-        warps: 8,
-        passes: 2,
-    },
-    SwigluFold {
-        name: "mvq_gu_swiglu_16x1",
-        warps: 16,
-        passes: 1,
-    },
-    SwigluFold {
-        name: "mvq_gu_swiglu_16x1_lb2",
-        warps: 16,
-        passes: 1,
-    },
-];
 
 /// Every variant compiled (for the launch-shape sweep); `SegKernel::default()` is the one the
 /// engine uses.
@@ -273,7 +244,7 @@ impl Cuda {
     }
 
     /// The FFN gate and up products (Q4_K `gate`, `up`: `[n_ff, n_in]` over the int8 row
-    /// `act`) with SwiGLU and its quantization folded in (`fold`'s kernel): writes
+    /// `act`) with SwiGLU and its quantization folded in (`SWIGLU_KERNEL`): writes
     /// `h = silu(gate · x) · (up · x)` `[n_ff]` and its int8 row into `out`, the same bits as
     /// the segment kernel followed by `swiglu_q8`. `None` (nothing launched) where it does not
     /// apply: a matrix not Q4_K, `n_ff` not a multiple of 32, `n_in` not a multiple of 256.
@@ -281,7 +252,6 @@ impl Cuda {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn matvec1_q8_swiglu(
         &self,
-        fold: SwigluFold,
         gate: (GgmlType, &CudaView<'_, u8>),
         up: (GgmlType, &CudaView<'_, u8>),
         act: &Q8Act,
@@ -319,8 +289,8 @@ impl Cuda {
         }
         let f = self
             .seg
-            .get(fold.name)
-            .ok_or_else(|| Error::Cuda(format!("kernel {} not loaded", fold.name)))?;
+            .get(SWIGLU_KERNEL)
+            .ok_or_else(|| Error::Cuda(format!("kernel {SWIGLU_KERNEL} not loaded")))?;
         let st = &self.stream;
         let (wg, _) = gate.1.device_ptr(st);
         let (wu, _) = up.1.device_ptr(st);
@@ -346,7 +316,7 @@ impl Cuda {
         ];
         let cfg = LaunchConfig {
             grid_dim: ((n_ff / SWIGLU_ROWS) as u32, 1, 1),
-            block_dim: (32 * fold.warps as u32, 1, 1),
+            block_dim: (128, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: the weights hold n_ff rows of n_in Q4_K elements, h and the output row n_ff

@@ -20,6 +20,7 @@ pub use attn::AttnChoice;
 pub(crate) const DECODE_KERNELS: &[&str] = &[
     "norm_tail_q8",
     "norm_tail_q8_cl",
+    "norm_tail_q8_cl1",
     "qk_norm_rope_store",
     "attend_split_64",
     "attend_split_128",

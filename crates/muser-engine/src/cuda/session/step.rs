@@ -1,10 +1,11 @@
 //! The kernels of one decode step, in order, on the session's stream (what the CUDA graph
-//! captures). Nine launches per layer: the norm tail (residual + post-norm, next norm, int8
+//! captures). Eight launches per layer: the norm tail (residual + post-norm, next norm, int8
 //! quantization) as one kernel, Q/K/V/gate as one segment matvec with QK-norm + RoPE + KV
 //! store as its cluster epilogue (a separate kernel where that does not apply), split-K
 //! attention (grouped: the query heads of a KV group share each row load) and its
 //! merge (+ sigmoid gate + quantization), the output projection, the next norm tail, FFN
-//! gate/up as one segment matvec, SwiGLU (+ quantization), down.
+//! gate/up with SwiGLU (+ quantization) folded in (the segment matvec and a separate SwiGLU
+//! kernel where that does not apply), down.
 //! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead.
 
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use super::{elems, kernel, one_block, splits_of, CudaSession};
 use crate::cuda::launch::{launch_ex, KArg as Arg};
 use crate::cuda::seg::{QkvFold, SEG_TYPES};
-use crate::cuda::{Cuda, Q8Act, Seg, SegKernel, SwigluFold};
+use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
 use crate::model::Glimmer;
 use crate::weights::{LayerWeights, Matrix};
@@ -168,11 +169,20 @@ impl CudaSession<'_> {
                 block_dim: ((n / 64).div_ceil(32) as u32 * 32, 1, 1),
                 shared_mem_bytes: 0,
             };
+            // Post-norm tails with both row sums from one cluster exchange when chosen.
+            let one = tune.norm_one_sum && mode == 2;
+            let name = if one {
+                "norm_tail_q8_cl1"
+            } else {
+                "norm_tail_q8_cl"
+            };
+            let f = kernel(self.cuda, name)?;
             // SAFETY: as below; block b touches values [b n / 8, (b + 1) n / 8) only, and the
-            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS).
-            let f = kernel(self.cuda, "norm_tail_q8_cl")?;
+            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS); both
+            // kernels take the same arguments.
             unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, NORM_CLUSTER)? };
-            return self.mark(|| format!("norm_tail_cl mode {mode}"));
+            let tag = if one { "cl1" } else { "cl" };
+            return self.mark(|| format!("norm_tail_{tag} mode {mode}"));
         }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
@@ -183,7 +193,7 @@ impl CudaSession<'_> {
     /// The FFN gate and up products with SwiGLU and its quantization folded in
     /// (`Cuda::matvec1_q8_swiglu`: `g` gets SwiGLU's output, `act_ff` its int8 row), from the
     /// int8 row in `act`; returns whether it applied (both matrices Q4_K of one shape).
-    fn gate_up_swiglu(&mut self, fold: SwigluFold, w: &LayerWeights) -> Result<bool> {
+    fn gate_up_swiglu(&mut self, w: &LayerWeights) -> Result<bool> {
         let (cuda, model) = (self.cuda, self.model);
         let (g, u) = (&w.ffn_gate, &w.ffn_up);
         if g.n_out != u.n_out || g.n_in != u.n_in {
@@ -193,7 +203,6 @@ impl CudaSession<'_> {
         let wu = cuda.device_weights(&model.weights, u)?;
         let done = cuda
             .matvec1_q8_swiglu(
-                fold,
                 (g.ty, &wg.as_view()),
                 (u.ty, &wu.as_view()),
                 &self.act,
@@ -388,10 +397,7 @@ impl CudaSession<'_> {
             )?;
             // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
             // `act_ff`), else the segment kernel and swiglu_q8.
-            let swiglu_folded = match tune.fold_swiglu.filter(|_| q8) {
-                Some(f) => self.gate_up_swiglu(f, w)?,
-                None => false,
-            };
+            let swiglu_folded = tune.fold_swiglu && q8 && self.gate_up_swiglu(w)?;
             if !swiglu_folded {
                 let s = &mut self.s;
                 project(
