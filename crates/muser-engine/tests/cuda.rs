@@ -447,17 +447,25 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             }
         }
         dev.set_attention(chosen);
-        // Plain launches, and the default with the QK-norm fold flipped: the same bits.
+        // Plain launches, and the default with the QK-norm fold or the SwiGLU fold flipped:
+        // the same bits.
         let tuned = dev.decode_tuning();
         let plain = DecodeTuning {
             cluster_norm: tuned.cluster_norm,
+            norm_one_sum: tuned.norm_one_sum,
             ..DecodeTuning::PLAIN
         };
         let flip_fold = DecodeTuning {
             fold_qk: !tuned.fold_qk,
             ..tuned
         };
-        for other in [plain, flip_fold] {
+        // SwiGLU folded into the gate/up launch vs separate (where it does not apply, gate/up
+        // not Q4_K, both fall back to the separate kernels).
+        let flip_swiglu = DecodeTuning {
+            fold_swiglu: !tuned.fold_swiglu,
+            ..tuned
+        };
+        for other in [plain, flip_fold, flip_swiglu] {
             dev.set_decode_tuning(other);
             let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
             let mut diff = 0usize;
@@ -474,6 +482,44 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if diff == 0 { "ok" } else { "FAIL" }
             );
             if diff == 0 {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
+        // Q4_K_M models), the profile's labels say so, on every layer.
+        {
+            dev.set_decode_tuning(tuned);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let labels = s2.profile_step(tokens[0]).unwrap();
+            let folded = labels
+                .iter()
+                .filter(|(l, _, _)| l.ends_with("+ swiglu_q8"))
+                .count();
+            let separate = labels.iter().filter(|(l, _, _)| l == "swiglu_q8").count();
+            let n_layer = gpu.cfg.n_layer;
+            let expect = if tuned.fold_swiglu {
+                let q4k = |m: &muser_engine::weights::Matrix| m.ty == GgmlType::Q4_K;
+                let layers = &gpu.weights.layers;
+                layers
+                    .iter()
+                    .filter(|w| q4k(&w.ffn_gate) && q4k(&w.ffn_up))
+                    .count()
+            } else {
+                0
+            };
+            // On the Q4_K_M models it must apply to every layer.
+            let q4km = name.starts_with("mid") || name.starts_with("q4km");
+            let ok_f = folded == expect
+                && separate == n_layer - expect
+                && (!q4km || !tuned.fold_swiglu || expect == n_layer);
+            println!(
+                "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers {}",
+                gpu.cfg.n_layer,
+                if ok_f { "ok" } else { "FAIL" }
+            );
+            if ok_f {
                 pass += 1;
             } else {
                 fail += 1;
@@ -502,13 +548,18 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 fail += 1;
             }
         }
-        // The option that changes a summation order (the cluster norm tail), flipped: held
-        // to the oracle's bar.
-        {
-            let other = DecodeTuning {
+        // The options that change a summation order (the cluster norm tail, its one-exchange
+        // post-norm), each flipped: held to the oracle's bar.
+        for other in [
+            DecodeTuning {
                 cluster_norm: !tuned.cluster_norm,
                 ..tuned
-            };
+            },
+            DecodeTuning {
+                norm_one_sum: !tuned.norm_one_sum,
+                ..tuned
+            },
+        ] {
             dev.set_decode_tuning(other);
             let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
             let mut got2 = Vec::with_capacity(whole.len());
@@ -521,8 +572,9 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 && d_o <= d_cpu.max(1e-4)
                 && miss_o == 0;
             println!(
-                "model {name:20} vs cpu-ref: cuda session cluster_norm {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
+                "model {name:20} vs cpu-ref: cuda session cluster_norm {} norm_one_sum {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
                 other.cluster_norm,
+                other.norm_one_sum,
                 if ok_o { "ok" } else { "FAIL" }
             );
             if ok_o {
@@ -798,28 +850,55 @@ fn session_speed(opts: &CudaOptions, path: &str) {
     tuning_ab(&dev, &model);
 }
 
-/// Decode speed with each launch tuning (the QK-norm fold off and on, interleaved), the
-/// default last with its profile.
+/// Decode speed with each launch tuning (SwiGLU separate, folded, folded with the
+/// one-exchange norm tail: three interleaved rounds), the default last with its profile;
+/// first the fold's full-size logits against the separate kernels', bit for bit.
 fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     let chosen = dev.decode_tuning();
-    let no_fold = DecodeTuning {
-        fold_qk: false,
+    let separate = DecodeTuning {
+        fold_swiglu: false,
         ..chosen
     };
-    let fold = DecodeTuning {
-        fold_qk: true,
+    let folded = DecodeTuning {
+        fold_swiglu: true,
         ..chosen
     };
-    for tune in [
-        DecodeTuning::PLAIN,
-        no_fold,
-        fold,
-        no_fold,
-        fold,
-        no_fold,
-        fold,
-        chosen,
-    ] {
+    let logits_of = |tune: DecodeTuning| {
+        dev.set_decode_tuning(tune);
+        let mut sess = CudaSession::new(dev, model, 256).unwrap();
+        (0..4u32)
+            .flat_map(|i| sess.step(i * 977 + 5).unwrap())
+            .collect::<Vec<f32>>()
+    };
+    let want = logits_of(separate);
+    let got = logits_of(folded);
+    let diff = got
+        .iter()
+        .zip(&want)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    println!(
+        "full-size logits, 4 steps: fold_swiglu on vs off: {diff} of {} differ {}",
+        want.len(),
+        if diff == 0 { "ok" } else { "FAIL" }
+    );
+    // Neither, the fold alone, the fold and the one-exchange norm tail.
+    let separate = DecodeTuning {
+        norm_one_sum: false,
+        ..separate
+    };
+    let fold_only = DecodeTuning {
+        norm_one_sum: false,
+        ..folded
+    };
+    let both = DecodeTuning {
+        norm_one_sum: true,
+        ..folded
+    };
+    let tunes = [
+        separate, fold_only, both, separate, fold_only, both, separate, fold_only, both, chosen,
+    ];
+    for tune in tunes {
         dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(dev, model, 256).unwrap();
         for _ in 0..2 {
@@ -835,7 +914,9 @@ fn tuning_ab(dev: &Cuda, model: &Glimmer) {
             best = best.max(n as f64 / t0.elapsed().as_secs_f64());
         }
         println!(
-            "tuning {tune:?}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48)",
+            "tuning fold_swiglu {} norm_one_sum {}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48) {tune:?}",
+            tune.fold_swiglu,
+            tune.norm_one_sum,
             1e3 / best
         );
     }
@@ -868,24 +949,30 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
     );
     drop(sess);
-    // The QK-norm fold off and on at depth, interleaved, the default first and last.
+    // The one-exchange norm tail on and off (with the SwiGLU fold) at depth, interleaved,
+    // and the SwiGLU fold off (with neither) once.
     let chosen = dev.attention();
     let tuned = dev.decode_tuning();
-    let no_fold = DecodeTuning {
-        fold_qk: false,
+    let on = DecodeTuning {
+        fold_swiglu: true,
+        norm_one_sum: true,
         ..tuned
     };
-    let fold = DecodeTuning {
-        fold_qk: true,
-        ..tuned
+    let off = DecodeTuning {
+        norm_one_sum: false,
+        ..on
+    };
+    let separate = DecodeTuning {
+        fold_swiglu: false,
+        ..off
     };
     for (g, tune) in [
-        (chosen, tuned),
-        (chosen, no_fold),
-        (chosen, fold),
-        (chosen, no_fold),
-        (chosen, fold),
-        (chosen, tuned),
+        (chosen, on),
+        (chosen, off),
+        (chosen, on),
+        (chosen, off),
+        (chosen, on),
+        (chosen, separate),
     ] {
         dev.set_attention(g);
         dev.set_decode_tuning(tune);
@@ -901,7 +988,9 @@ fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         }
         let s = t.elapsed().as_secs_f64();
         println!(
-            "decode at depth {depth}, attention {g:?}, {tune:?}: {:.2} tok/s ({:.2} ms/token)",
+            "decode at depth {depth}, fold_swiglu {} norm_one_sum {}: {:.2} tok/s ({:.2} ms/token), attention {g:?}, {tune:?}",
+            tune.fold_swiglu,
+            tune.norm_one_sum,
             n as f64 / s,
             1e3 * s / n as f64
         );
@@ -926,6 +1015,22 @@ fn main() {
         // One launch of each segment-kernel variant, to run under `ncu`.
         if available() {
             seg_sweep(&Cuda::new(&CudaOptions::default()).unwrap(), true);
+        }
+        return;
+    }
+    if arg.as_deref() == Some("ab") {
+        // The launch-tuning A/B on a model file, then at depths: `cuda_test ab PATH D1 ...`.
+        let path = std::env::args().nth(2).unwrap_or_default();
+        if available() {
+            let opts = CudaOptions::default();
+            {
+                let dev = Cuda::new(&opts).unwrap();
+                let model = Glimmer::open(&path, Box::new(CpuRef::default())).unwrap();
+                tuning_ab(&dev, &model);
+            }
+            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
+                depth_speed(&opts, &path, d);
+            }
         }
         return;
     }

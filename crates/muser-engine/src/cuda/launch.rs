@@ -19,9 +19,9 @@ pub(crate) enum KArg {
 
 /// How the decode step launches its kernels. Chosen once per session (a captured graph keeps
 /// it); settable for A/B measurements through `Cuda::set_decode_tuning`. What was tried and
-/// did not help (programmatic dependent launch, L2 prefetches, a SwiGLU epilogue, other row
-/// splits for the attention projections, a spread merge) is recorded in
-/// bench/runs/2026-11-30-h200-e and removed.
+/// did not help (programmatic dependent launch, L2 prefetches, a SwiGLU epilogue with arrival
+/// counters, other row splits for the attention projections, a spread merge; other block
+/// shapes of the SwiGLU fold) is recorded in bench/runs/2026-11-30-h200-e and -g and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -30,10 +30,19 @@ pub struct DecodeTuning {
     /// The norm tails as a cluster of 8 blocks (`norm_tail_q8_cl`, sm_90; rows of a multiple
     /// of 256 values) instead of one block. Changes the order of the row sums.
     pub cluster_norm: bool,
+    /// With `cluster_norm`, the post-norm tails (mode 2) take both row sums from one cluster
+    /// exchange (`norm_tail_q8_cl1`: Σo², Σx², Σx·op, Σop² together, Σx'² from them) instead
+    /// of two: one block reduction and one cluster barrier fewer. Changes the rounding of the
+    /// second sum.
+    pub norm_one_sum: bool,
     /// QK-norm, RoPE and the KV store folded into the Q/K/V/gate launch as a cluster epilogue
     /// (`mvq_seg_42_lb5_qkv`, sm_90; with the session's kernel `mvq_seg_42_lb5`, Q4_K Q and
     /// K, head_dim a multiple of 16 from 32 to 128) instead of `qk_norm_rope_store`. Same bits.
     pub fold_qk: bool,
+    /// SwiGLU and its int8 quantization folded into the FFN gate/up launch (`mvq_gu_swiglu`:
+    /// 32 rows of both matrices per block, no synchronisation between blocks; Q4_K gate and
+    /// up, n_ff a multiple of 32) instead of the segment kernel and `swiglu_q8`. Same bits.
+    pub fold_swiglu: bool,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
     /// are sized for that), for the per-head kernel and for the grouped one (long caches:
     /// with K staged through shared memory, two 32-row chunks per warp at 256 rows measured
@@ -45,7 +54,9 @@ pub struct DecodeTuning {
 impl Default for DecodeTuning {
     /// Measured on the H200 (bench/runs/2026-11-30-h200-e): Q6_K-only launches through
     /// `mvq_seg_44_lb4` (164.4 → 169.2 tok/s), the cluster norm tail (167.9 → 171.8), 256
-    /// rows per split for the grouped attention; the folded QK-norm (h200-f).
+    /// rows per split for the grouped attention; the folded QK-norm (h200-f); the folded
+    /// SwiGLU (h200-g: 178.2 → 183.4 tok/s) and the one-exchange post-norm tail (182.2-183.4
+    /// → 184.7-184.8).
     fn default() -> Self {
         DecodeTuning {
             q6k_kernel: SEG_KERNELS
@@ -53,7 +64,9 @@ impl Default for DecodeTuning {
                 .find(|k| k.name == "mvq_seg_44_lb4")
                 .copied(),
             cluster_norm: true,
+            norm_one_sum: true,
             fold_qk: true,
+            fold_swiglu: true,
             split_rows: 128,
             split_rows_grouped: 256,
         }
@@ -65,7 +78,9 @@ impl DecodeTuning {
     pub const PLAIN: DecodeTuning = DecodeTuning {
         q6k_kernel: None,
         cluster_norm: false,
+        norm_one_sum: false,
         fold_qk: false,
+        fold_swiglu: false,
         split_rows: 128,
         split_rows_grouped: 128,
     };

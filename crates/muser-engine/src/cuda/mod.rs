@@ -53,8 +53,8 @@ mod seg;
 mod session;
 mod upload;
 pub use launch::DecodeTuning;
-use seg::QKV_KERNEL;
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
+use seg::{QKV_KERNEL, SWIGLU_KERNEL};
 pub use session::{AttnChoice, CudaSession};
 pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
@@ -179,10 +179,11 @@ impl Cuda {
             );
         }
         let mut seg = HashMap::new();
-        for name in SEG_KERNELS
-            .iter()
-            .map(|k| k.name)
-            .chain(["q6k_split", QKV_KERNEL])
+        for name in
+            SEG_KERNELS
+                .iter()
+                .map(|k| k.name)
+                .chain(["q6k_split", QKV_KERNEL, SWIGLU_KERNEL])
         {
             seg.insert(
                 name,

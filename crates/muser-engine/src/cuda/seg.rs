@@ -1,6 +1,7 @@
 //! One-token int8-activation matvecs (`kernels/mvq1.cu`): up to four Q4_K/Q6_K matrices that
 //! share one quantized activation row in a single launch, so a decode step launches one
-//! kernel for the Q, K, V and gate projections and one for the FFN gate and up.
+//! kernel for the Q, K, V and gate projections and one for the FFN gate and up; and the FFN
+//! gate/up launch with SwiGLU and its int8 quantization folded in (`mvq_gu_swiglu`).
 
 use cudarc::driver::{
     CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
@@ -36,6 +37,14 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
 
 /// `mvq_seg_42_lb5` with QK-norm, RoPE and the KV store as a cluster epilogue (`seg_qkv`).
 pub(crate) const QKV_KERNEL: &str = "mvq_seg_42_lb5_qkv";
+
+/// The FFN gate/up launch with SwiGLU and its int8 quantization folded in (`mvq1.cu`): 32
+/// rows of both matrices per block of 4 warps.
+pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
+
+/// Rows of the gate (and of the up) matrix per block of `SWIGLU_KERNEL`: one int8
+/// quantization block.
+const SWIGLU_ROWS: usize = 32;
 
 /// Every variant compiled (for the launch-shape sweep); `SegKernel::default()` is the one the
 /// engine uses.
@@ -231,6 +240,90 @@ impl Cuda {
         // SAFETY: the tail is seg_qkv's; the caller's contract (`QkvFold`) covers its
         // addresses; every segment's blocks are whole clusters of one head (checked above).
         unsafe { self.seg_launch(kernel, QKV_KERNEL, segs, act, n_in, &tail, cluster as u32)? };
+        Ok(Some(()))
+    }
+
+    /// The FFN gate and up products (Q4_K `gate`, `up`: `[n_ff, n_in]` over the int8 row
+    /// `act`) with SwiGLU and its quantization folded in (`SWIGLU_KERNEL`): writes
+    /// `h = silu(gate · x) · (up · x)` `[n_ff]` and its int8 row into `out`, the same bits as
+    /// the segment kernel followed by `swiglu_q8`. `None` (nothing launched) where it does not
+    /// apply: a matrix not Q4_K, `n_ff` not a multiple of 32, `n_in` not a multiple of 256.
+    /// `out` must be another buffer than `act` (blocks still read `act` while others write).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn matvec1_q8_swiglu(
+        &self,
+        gate: (GgmlType, &CudaView<'_, u8>),
+        up: (GgmlType, &CudaView<'_, u8>),
+        act: &Q8Act,
+        n_in: usize,
+        n_ff: usize,
+        h: &mut CudaViewMut<'_, f32>,
+        out: &mut Q8Act,
+    ) -> Result<Option<()>> {
+        let applies = gate.0 == GgmlType::Q4_K
+            && up.0 == GgmlType::Q4_K
+            && n_ff % SWIGLU_ROWS == 0
+            && n_ff > 0
+            && n_in % 256 == 0;
+        if !applies {
+            return Ok(None);
+        }
+        let bytes = GgmlType::Q4_K
+            .bytes_for((n_ff * n_in) as u64)
+            .unwrap_or(u64::MAX);
+        if (gate.1.len() as u64) < bytes
+            || (up.1.len() as u64) < bytes
+            || h.len() < n_ff
+            || act.len() < n_in
+            || out.len() < n_ff
+        {
+            return Err(Error::Cuda(format!(
+                "gate/up + SwiGLU: {} / {} weight bytes, {} outputs, {} / {} activations for \
+                 {n_ff} x {n_in}",
+                gate.1.len(),
+                up.1.len(),
+                h.len(),
+                act.len(),
+                out.len()
+            )));
+        }
+        let f = self
+            .seg
+            .get(SWIGLU_KERNEL)
+            .ok_or_else(|| Error::Cuda(format!("kernel {SWIGLU_KERNEL} not loaded")))?;
+        let st = &self.stream;
+        let (wg, _) = gate.1.device_ptr(st);
+        let (wu, _) = up.1.device_ptr(st);
+        let (hp, _) = h.device_ptr_mut(st);
+        let (qa, _) = act.qa.device_ptr(st);
+        let (da, _) = act.da.device_ptr(st);
+        let (sa, _) = act.sa.device_ptr(st);
+        let (qo, _) = out.qa.device_ptr_mut(st);
+        let (dout, _) = out.da.device_ptr_mut(st);
+        let (so, _) = out.sa.device_ptr_mut(st);
+        let args = [
+            KArg::P(wg),
+            KArg::P(wu),
+            KArg::I(n_ff as i32),
+            KArg::P(hp),
+            KArg::P(qa),
+            KArg::P(da),
+            KArg::P(sa),
+            KArg::I(n_in as i32),
+            KArg::P(qo),
+            KArg::P(dout),
+            KArg::P(so),
+        ];
+        let cfg = LaunchConfig {
+            grid_dim: ((n_ff / SWIGLU_ROWS) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the weights hold n_ff rows of n_in Q4_K elements, h and the output row n_ff
+        // values, the input row n_in (all checked above); block b reads rows 32b .. 32b + 31
+        // and writes h and the int8 block b of those rows only; `out` is a distinct
+        // allocation from `act` (both borrowed here, one mutably).
+        unsafe { launch_ex(st, f, cfg, &args, 1)? };
         Ok(Some(()))
     }
 

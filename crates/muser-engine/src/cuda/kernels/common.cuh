@@ -69,6 +69,12 @@ __device__ __forceinline__ void quant_block32(float v, int blk, signed char *qa,
     }
 }
 
+// SwiGLU's product silu(g) · u = g / (1 + e^-g) · u, for swiglu_q8 (decode.cu) and the FFN
+// gate/up launch that folds it in (mvq1.cu): one definition, so both give the same bits.
+__device__ __forceinline__ float silu_mul(float g, float u) {
+    return g / (1.0f + expf(-g)) * u;
+}
+
 // Token loops are unrolled to NT with a guard so that accumulators stay in registers.
 #define FOR_TOKENS _Pragma("unroll") for (int t = 0; t < NT; t++) if (t < n_tok)
 

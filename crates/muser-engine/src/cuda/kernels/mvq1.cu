@@ -16,7 +16,10 @@
 // made 832 blocks, 1.3 waves (6656x19968 split: 38.3 → 31.9 µs, bench/runs/2026-11-30-h200-e).
 // The Q/K/V/gate launch can carry QK-norm, RoPE and the KV store as a cluster epilogue
 // (mvq_seg_42_lb5_qkv, at the end): 15.7 → 16.1 µs per launch, one 5.6 µs kernel per layer
-// fewer, 174.6 → 178.2 tok/s (bench/runs/2026-11-30-h200-f).
+// fewer, 174.6 → 178.2 tok/s (bench/runs/2026-11-30-h200-f). The FFN gate/up launch can
+// carry SwiGLU and its int8 quantization (mvq_gu_swiglu, at the end: blocks own the same 32
+// rows of both matrices, no synchronisation between blocks): 42.4 + 5.4 → 41.7 µs per layer,
+// 178.2 → 183.4 tok/s (bench/runs/2026-11-30-h200-g).
 
 // Applies the LM head's logit scale and softcap when `post` is set (as scale_softcap).
 __device__ __forceinline__ float post_op(float s, int post, float scale, float cap) {
@@ -364,3 +367,38 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
                           slot_p);                                                             \
     }
 SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)
+
+// The FFN gate and up projections (both Q4_K) with SwiGLU and its int8 quantization folded
+// in, without any synchronisation between blocks: block b computes the same 32 rows
+// 32b .. 32b + 31 of both matrices, so that it holds a whole quantization block. Its 16 units
+// of 4 rows (0-7: gate, 8-15: up; q4k_rows<4> as mvq_seg_42_lb5's warps, so the same bits)
+// are taken by the 4 warps in 4 passes and land in shared memory; then warp 0 computes
+// silu(g) · u (silu_mul, as swiglu_q8) of the 32 rows, writes them to h and quantizes them
+// (quant_block32) into qo/dout/so, which must not be the activation row qa that other blocks
+// are still reading. n_ff % 32 == 0 (the host checks).
+// 4 warps × 4 passes at 5 blocks per SM keeps mvq_seg_42_lb5's 20 warps per SM, and the
+// 624 blocks of n_ff = 19968 fit in one wave (660 on the H200): 41.7 µs per launch where
+// the segment kernel took 42.4 and swiglu_q8 5.4 more (event-timed), 178.2 → 183.4 tok/s.
+// 8 warps × 2 passes (16 warps per SM, 2.4 waves) measured 178.0 tok/s, 16 × 1 (16 or 32
+// warps per SM, 4.7 or 2.4 waves) 170.0-171.8 (bench/runs/2026-11-30-h200-g r1).
+#define GU_PASSES 4
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                  const float *da, const float *sa, int n_in, signed char *qo, float *dout,
+                  float *so) {
+    __shared__ float gu[64];
+    const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32;
+#pragma unroll 1
+    for (int p = 0; p < GU_PASSES; p++) {
+        const int u = p * 4 + warp;
+        q4k_rows<4>(u < 8 ? wg : wu, qa, da, sa, gu + 4 * u, n_in, n_ff, r0 + 4 * (u & 7), 0,
+                    1.0f, 0.0f);
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const int lane = threadIdx.x & 31;
+        const float r = silu_mul(gu[lane], gu[32 + lane]);
+        h[r0 + lane] = r;
+        quant_block32(r, blockIdx.x, qo, dout, so);
+    }
+}

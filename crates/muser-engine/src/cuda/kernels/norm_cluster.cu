@@ -6,6 +6,9 @@
 // get the same bits). One block of 1,024 threads moves the whole row (4 × 26 KB in, 2 × 26 KB
 // out for n = 6656) through one SM; here each SM moves an eighth. Same operations per element
 // as norm_tail_vec8; only the order of the row sums differs.
+// norm_tail_q8_cl1 (the post-norm tails, mode 2) takes both row sums from one exchange
+// (norm_tail_cl<true> below): 7.4 → 7.0 µs per call (event-timed), 182.2-183.4 → 184.7-184.8
+// tok/s, 159.3 → 160.8 at depth 32768 (bench/runs/2026-11-30-h200-g r2).
 #define NC_BLOCKS 8
 
 // The cluster-wide sum of v (every thread of every block gets it); slot k of `slots` must
@@ -20,11 +23,70 @@ __device__ __forceinline__ float cluster_sum(float v, float *sh, float *slots, i
     return t;
 }
 
-extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
-    float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
-    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+// `dsmem_ld` of four floats (p 16-byte aligned).
+__device__ __forceinline__ float4 dsmem_ld4(const float4 *p, u32 rank) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned long long s;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(r)
+                 : "memory");
+#endif
+    return v;
+}
+
+// Four cluster-wide sums at once (every thread of every block gets them, the same bits in
+// every block: each block's sums in its slot, read in rank order).
+__device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *slot) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+        v.z += __shfl_xor_sync(0xffffffffu, v.z, o);
+        v.w += __shfl_xor_sync(0xffffffffu, v.w, o);
+    }
+    if ((threadIdx.x & 31) == 0) sh4[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float4 b = sh4[0];
+        for (int w = 1; w < (int)((blockDim.x + 31) >> 5); w++) {
+            b.x += sh4[w].x;
+            b.y += sh4[w].y;
+            b.z += sh4[w].z;
+            b.w += sh4[w].w;
+        }
+        *slot = b;
+    }
+    cluster_sync_all();
+    float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (u32 r = 0; r < NC_BLOCKS; r++) {
+        const float4 b = dsmem_ld4(slot, r);
+        t.x += b.x;
+        t.y += b.y;
+        t.z += b.z;
+        t.w += b.w;
+    }
+    return t;
+}
+
+// ONE (mode 2 only): both row sums from one exchange. Σ o², Σ x², Σ x·op, Σ op² (op = o·wp)
+// are summed together, and Σ x'² of x' = x + s·op is taken as Σx² + s·(2 Σ x·op + s Σ op²):
+// one block reduction and one cluster barrier fewer, a different rounding of the second sum
+// (held to the oracle's bar).
+template <bool ONE>
+__device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const float *wp,
+                                             float eps_post, const float *wn, float eps,
+                                             float *h, signed char *qa, float *da, float *sa,
+                                             int n, int mode) {
     __shared__ float sh[32];
     __shared__ float slots[2];
+    __shared__ float4 sh4[32];
+    __shared__ float4 slot4;
     const int per = n / NC_BLOCKS;
     const int t = threadIdx.x, i0 = blockIdx.x * per + 8 * t;
     const bool on = 8 * t < per;
@@ -41,6 +103,7 @@ extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
         xv[0] = a.x; xv[1] = a.y; xv[2] = a.z; xv[3] = a.w; xv[4] = b.x; xv[5] = b.y; xv[6] = b.z; xv[7] = b.w;
     }
     const float wv[8] = {c.x, c.y, c.z, c.w, d.x, d.y, d.z, d.w};
+    float ss2 = -1.0f;
     if (mode == 1) {
         float ss = 0.0f;
 #pragma unroll
@@ -48,6 +111,24 @@ extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
         const float scale = rsqrtf(cluster_sum(ss, sh, slots, 0) / n + eps);
 #pragma unroll
         for (int k = 0; k < 8; k++) xv[k] = xv[k] * scale * 1.0f;
+    } else if (ONE && mode == 2) {
+        const float4 a = on ? *(const float4 *)(o + i0) : z, b = on ? *(const float4 *)(o + i0 + 4) : z;
+        const float ov[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        const float pv[8] = {pc.x, pc.y, pc.z, pc.w, pd.x, pd.y, pd.z, pd.w};
+        float4 p = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const float op = __fmul_rn(ov[k], pv[k]);
+            p.x = __fmaf_rn(ov[k], ov[k], p.x);
+            p.y = __fmaf_rn(xv[k], xv[k], p.y);
+            p.z = __fmaf_rn(xv[k], op, p.z);
+            p.w = __fmaf_rn(op, op, p.w);
+        }
+        const float4 t = cluster_sum4(p, sh4, &slot4);
+        const float scale = rsqrtf(t.x / n + eps_post);
+#pragma unroll
+        for (int k = 0; k < 8; k++) xv[k] += ov[k] * scale * pv[k];
+        ss2 = fmaxf(t.y + scale * (2.0f * t.z + scale * t.w), 0.0f);
     } else if (mode == 2) {
         const float4 a = on ? *(const float4 *)(o + i0) : z, b = on ? *(const float4 *)(o + i0 + 4) : z;
         const float ov[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
@@ -63,10 +144,13 @@ extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
         *(float4 *)(x + i0) = make_float4(xv[0], xv[1], xv[2], xv[3]);
         *(float4 *)(x + i0 + 4) = make_float4(xv[4], xv[5], xv[6], xv[7]);
     }
-    float ss = 0.0f;
+    if (ss2 < 0.0f) {
+        float ss = 0.0f;
 #pragma unroll
-    for (int k = 0; k < 8; k++) ss += xv[k] * xv[k];
-    const float scale = rsqrtf(cluster_sum(ss, sh, slots, 1) / n + eps);
+        for (int k = 0; k < 8; k++) ss += xv[k] * xv[k];
+        ss2 = cluster_sum(ss, sh, slots, 1);
+    }
+    const float scale = rsqrtf(ss2 / n + eps);
     float hv[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) hv[k] = xv[k] * scale * wv[k];
@@ -103,4 +187,16 @@ extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
     }
     // No block leaves while another may still read its slots.
     cluster_sync_all();
+}
+
+extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
+    float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
+    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+    norm_tail_cl<false>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
+}
+
+extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl1(
+    float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
+    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
 }

@@ -20,6 +20,7 @@ pub use attn::AttnChoice;
 pub(crate) const DECODE_KERNELS: &[&str] = &[
     "norm_tail_q8",
     "norm_tail_q8_cl",
+    "norm_tail_q8_cl1",
     "qk_norm_rope_store",
     "attend_split_64",
     "attend_split_128",
@@ -132,6 +133,9 @@ pub struct CudaSession<'m> {
     prof: Prof,
     /// Int8 activation row shared by the fused producers and the segment matvecs.
     act: super::Q8Act,
+    /// The int8 SwiGLU row for the down projection when SwiGLU is folded into the gate/up
+    /// launch (`DecodeTuning::fold_swiglu`): that launch still reads `act` while it writes.
+    act_ff: super::Q8Act,
     /// Whether the dimensions allow fused int8 producers (multiples of 256; head_dim of 32).
     fused: bool,
 }
@@ -242,6 +246,7 @@ impl<'m> CudaSession<'m> {
             max_positions,
             prof: std::cell::RefCell::new(None),
             act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
+            act_ff: super::Q8Act::new(cuda, c.n_ff)?,
             fused,
         })
     }

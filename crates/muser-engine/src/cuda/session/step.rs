@@ -1,10 +1,11 @@
 //! The kernels of one decode step, in order, on the session's stream (what the CUDA graph
-//! captures). Nine launches per layer: the norm tail (residual + post-norm, next norm, int8
+//! captures). Eight launches per layer: the norm tail (residual + post-norm, next norm, int8
 //! quantization) as one kernel, Q/K/V/gate as one segment matvec with QK-norm + RoPE + KV
 //! store as its cluster epilogue (a separate kernel where that does not apply), split-K
 //! attention (grouped: the query heads of a KV group share each row load) and its
 //! merge (+ sigmoid gate + quantization), the output projection, the next norm tail, FFN
-//! gate/up as one segment matvec, SwiGLU (+ quantization), down.
+//! gate/up with SwiGLU (+ quantization) folded in (the segment matvec and a separate SwiGLU
+//! kernel where that does not apply), down.
 //! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead.
 
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use crate::cuda::seg::{QkvFold, SEG_TYPES};
 use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
 use crate::model::Glimmer;
-use crate::weights::Matrix;
+use crate::weights::{LayerWeights, Matrix};
 use muser_gguf::GgmlType;
 
 /// A device buffer's address as a kernel argument (0 for none). Event tracking is off for
@@ -168,16 +169,56 @@ impl CudaSession<'_> {
                 block_dim: ((n / 64).div_ceil(32) as u32 * 32, 1, 1),
                 shared_mem_bytes: 0,
             };
+            // Post-norm tails with both row sums from one cluster exchange when chosen.
+            let one = tune.norm_one_sum && mode == 2;
+            let name = if one {
+                "norm_tail_q8_cl1"
+            } else {
+                "norm_tail_q8_cl"
+            };
+            let f = kernel(self.cuda, name)?;
             // SAFETY: as below; block b touches values [b n / 8, (b + 1) n / 8) only, and the
-            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS).
-            let f = kernel(self.cuda, "norm_tail_q8_cl")?;
+            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS); both
+            // kernels take the same arguments.
             unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, NORM_CLUSTER)? };
-            return self.mark(|| format!("norm_tail_cl mode {mode}"));
+            let tag = if one { "cl1" } else { "cl" };
+            return self.mark(|| format!("norm_tail_{tag} mode {mode}"));
         }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
         unsafe { launch(self.cuda, "norm_tail_q8", one_block(1024), &args)? };
         self.mark(|| format!("norm_tail mode {mode}"))
+    }
+
+    /// The FFN gate and up products with SwiGLU and its quantization folded in
+    /// (`Cuda::matvec1_q8_swiglu`: `g` gets SwiGLU's output, `act_ff` its int8 row), from the
+    /// int8 row in `act`; returns whether it applied (both matrices Q4_K of one shape).
+    fn gate_up_swiglu(&mut self, w: &LayerWeights) -> Result<bool> {
+        let (cuda, model) = (self.cuda, self.model);
+        let (g, u) = (&w.ffn_gate, &w.ffn_up);
+        if g.n_out != u.n_out || g.n_in != u.n_in {
+            return Ok(false);
+        }
+        let wg = cuda.device_weights(&model.weights, g)?;
+        let wu = cuda.device_weights(&model.weights, u)?;
+        let done = cuda
+            .matvec1_q8_swiglu(
+                (g.ty, &wg.as_view()),
+                (u.ty, &wu.as_view()),
+                &self.act,
+                g.n_in,
+                g.n_out,
+                &mut self.s.g.as_view_mut(),
+                &mut self.act_ff,
+            )?
+            .is_some();
+        if done {
+            let bytes = g.row_bytes() * g.n_out + u.row_bytes() * u.n_out;
+            super::mark(cuda, &self.prof, bytes, || {
+                format!("mv ffn_gate {} + ffn_up {} + swiglu_q8", g.ty, u.ty)
+            })?;
+        }
+        Ok(done)
     }
 
     /// Every kernel of one token, in order, on the session's stream (no host work, no
@@ -354,7 +395,10 @@ impl CudaSession<'_> {
                 &self.layers[l].norms[4],
                 q8,
             )?;
-            {
+            // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
+            // `act_ff`), else the segment kernel and swiglu_q8.
+            let swiglu_folded = tune.fold_swiglu && q8 && self.gate_up_swiglu(w)?;
+            if !swiglu_folded {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -366,8 +410,6 @@ impl CudaSession<'_> {
                     None,
                     None,
                 )?;
-            }
-            {
                 let [qa, da, sa] = self.q8_args(q8);
                 let args = [
                     Arg::P(ptr(&self.s.g, &st)),
@@ -391,7 +433,12 @@ impl CudaSession<'_> {
                     &s.g,
                     kern.map(|k| {
                         let k6 = tune.q6k_kernel.filter(|_| w.ffn_down.ty == GgmlType::Q6_K);
-                        (&self.act, k6.unwrap_or(k))
+                        let act = if swiglu_folded {
+                            &self.act_ff
+                        } else {
+                            &self.act
+                        };
+                        (act, k6.unwrap_or(k))
                     }),
                     None,
                     None,
