@@ -38,16 +38,13 @@ impl std::str::FromStr for Device {
     }
 }
 
-/// `--split auto|always|never`: whether CPU decode batches of a small model are split across
+/// `--split auto|never`: whether CPU decode batches of a small model are split across
 /// threads (each thread its own sequences) instead of spreading every op over all of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Split {
-    /// Two or more sequences of a model of at most 4 MiB per token, or at least one sequence
-    /// per thread of one of at most 16 MiB.
+    /// Two or more sequences of a model of at most 16 MiB per token.
     #[default]
     Auto,
-    /// Two or more sequences of a model of at most 16 MiB per token.
-    Always,
     /// Never.
     Never,
 }
@@ -56,7 +53,6 @@ impl From<Split> for muser_engine::SplitPolicy {
     fn from(s: Split) -> Self {
         match s {
             Split::Auto => muser_engine::SplitPolicy::Auto,
-            Split::Always => muser_engine::SplitPolicy::Always,
             Split::Never => muser_engine::SplitPolicy::Never,
         }
     }

@@ -24,5 +24,5 @@ pub use kv::{KvCache, KvDtype, RingMeta};
 pub use model::{Glimmer, GraphFaults, LogitsFor, Segment};
 pub use ops::Numerics;
 pub use sampling::{Sampler, SamplingParams};
-pub use split::{SplitPolicy, SPLIT_ANY_MAX_WEIGHT_BYTES, SPLIT_MAX_WEIGHT_BYTES};
+pub use split::{SplitPolicy, SPLIT_MAX_WEIGHT_BYTES};
 pub use weights::{Matrix, TensorName, Weights};

@@ -21,26 +21,21 @@ use crate::model::{Glimmer, Segment};
 /// well inside a server CPU's last-level cache.
 pub const SPLIT_MAX_WEIGHT_BYTES: u64 = 16 << 20;
 
-/// Largest decode weight set whose batches are split even with fewer sequences than threads
-/// (some threads then idle). Measured on a 16-core host with the `tiny` preset, 2.4 MB per
-/// token (bench/runs/2026-11-30-serve-c): there the split beat the op-by-op path at every
-/// batch of 2 or more sequences and every team size from 2 to 16 (16 threads: 8 sequences
-/// 9,713 against 5,454 tok/s; 2 sequences 2,843 against 2,090), because spreading each op of
-/// a small model over many threads costs more in synchronisation than the idle threads would
-/// add. A row on one core grows with the model while that synchronisation does not, so above
-/// this size a batch is split only when every thread has a share.
-pub const SPLIT_ANY_MAX_WEIGHT_BYTES: u64 = 4 << 20;
-
 /// When decode batches are split across threads (see [`Glimmer::splits_batch`]).
+///
+/// Measured on a 16-core host (bench/runs/2026-11-30-serve-c): with the `tiny` preset
+/// (2.4 MB per token) the split beat the op-by-op path at every batch of 2 or more sequences
+/// and every team size from 2 to 16, also with fewer sequences than threads (16 threads:
+/// 8 sequences 9,713 against 5,454 tok/s; 2 sequences 2,843 against 2,090); with a 13.5 MB
+/// model it was as fast or faster at 2, 4, 8 and 16 sequences (8: 2,308 against 2,215).
+/// Spreading each op of a small model over many threads costs more in synchronisation than
+/// the idle threads would add.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SplitPolicy {
-    /// Split a batch of two or more sequences when the model reads at most
-    /// [`SPLIT_ANY_MAX_WEIGHT_BYTES`] per token, or when there are at least as many sequences
-    /// as threads (up to [`SPLIT_MAX_WEIGHT_BYTES`]).
+    /// Split every batch of two or more one-token sequences of a model of at most
+    /// [`SPLIT_MAX_WEIGHT_BYTES`] per token.
     #[default]
     Auto,
-    /// Split every batch of two or more sequences (up to [`SPLIT_MAX_WEIGHT_BYTES`]).
-    Always,
     /// Never split: every op of the step spread over the whole team.
     Never,
 }
@@ -49,25 +44,18 @@ pub enum SplitPolicy {
 const SPLIT_GROUP: usize = 4;
 
 impl Glimmer {
-    /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: one-token
-    /// segments (a decode step) as many as the [`SplitPolicy`] asks for, a model of at most
-    /// [`SPLIT_MAX_WEIGHT_BYTES`], and a backend with a serial twin and 2+ threads.
+    /// Whether [`Glimmer::forward_batch`] runs these segments split across threads: two or
+    /// more one-token segments (a decode step), a model of at most [`SPLIT_MAX_WEIGHT_BYTES`],
+    /// a backend with a serial twin and 2+ threads, and a [`SplitPolicy`] that allows it.
     pub fn splits_batch(&self, segs: &[Segment<'_>]) -> bool {
         let backend = self.backend();
         let threads = backend.threads();
-        let bytes = self.weights.decode_bytes();
-        let enough = match self.split_policy() {
-            SplitPolicy::Auto => {
-                segs.len() >= 2 && (bytes <= SPLIT_ANY_MAX_WEIGHT_BYTES || segs.len() >= threads)
-            }
-            SplitPolicy::Always => segs.len() >= 2,
-            SplitPolicy::Never => false,
-        };
-        enough
+        self.split_policy() == SplitPolicy::Auto
+            && segs.len() >= 2
             && backend.serial().is_some()
             && threads >= 2
             && segs.iter().all(|s| s.tokens.len() == 1)
-            && bytes <= SPLIT_MAX_WEIGHT_BYTES
+            && self.weights.decode_bytes() <= SPLIT_MAX_WEIGHT_BYTES
     }
 
     /// [`Glimmer::forward_batch`] of checked segments split across threads, or `None` when the
