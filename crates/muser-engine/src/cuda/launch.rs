@@ -49,6 +49,40 @@ pub struct DecodeTuning {
     /// 148.3 → 152.2 tok/s at depth 32768 with every layer at 256).
     pub split_rows: usize,
     pub split_rows_grouped: usize,
+    // ---- Tensor-core attention (branch cuda-att, bench/runs/2026-11-30-h200-i).
+    /// Split-K attention on the tensor cores (`attend_mma_*`, kernels/attend_mma.cu: up to 16
+    /// query heads of a KV group as the M rows of mma.sync products, K and V through a
+    /// cp.async ring) on the layers it covers, instead of `AttnChoice`'s kernels (`None`:
+    /// off). Changes the summation order: held to the oracle's bar, not bit-identity.
+    /// Default 16 × 2, caches of at least 2,048 rows, 512 rows per split on long caches
+    /// (h200-i r2, interleaved A/B: depth 4096 171.2 → 176.6 tok/s, 32768 159.3 → 171.3,
+    /// 131072 122.6 → 154.2; at depth 0 no cache is that long: unchanged).
+    pub attn_mma: Option<MmaAttn>,
+}
+
+/// Where and how the tensor-core attention runs (`DecodeTuning::attn_mma`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MmaAttn {
+    /// Cache rows per warp chunk and cp.async stages per warp ring: a compiled variant
+    /// (`ATTN_MMA_KERNELS`: 16 × 2, 16 × 4 and, for head_dim 128, 32 × 2).
+    pub chunk: usize,
+    pub stages: usize,
+    /// Layers whose cache holds at least this many rows (the others keep `AttnChoice`'s).
+    pub min_capacity: usize,
+    /// Cache rows per split on caches of at least `AttnChoice::min_capacity` rows (shorter
+    /// ones take `split_rows`); at least 128, as the partials are sized for that.
+    pub split_rows_long: usize,
+}
+
+impl Default for MmaAttn {
+    fn default() -> Self {
+        MmaAttn {
+            chunk: 16,
+            stages: 2,
+            min_capacity: 2048,
+            split_rows_long: 512,
+        }
+    }
 }
 
 impl Default for DecodeTuning {
@@ -69,6 +103,7 @@ impl Default for DecodeTuning {
             fold_swiglu: true,
             split_rows: 128,
             split_rows_grouped: 256,
+            attn_mma: Some(MmaAttn::default()),
         }
     }
 }
@@ -83,6 +118,7 @@ impl DecodeTuning {
         fold_swiglu: false,
         split_rows: 128,
         split_rows_grouped: 128,
+        attn_mma: None,
     };
 }
 

@@ -44,6 +44,7 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/decode.cu"),
     include_str!("kernels/gather.cu"),
     include_str!("kernels/attend_group.cu"),
+    include_str!("kernels/attend_mma.cu"),
     include_str!("kernels/norm_cluster.cu")
 );
 
@@ -52,10 +53,10 @@ mod launch;
 mod seg;
 mod session;
 mod upload;
-pub use launch::DecodeTuning;
+pub use launch::{DecodeTuning, MmaAttn};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};
-pub use session::{AttnChoice, CudaSession};
+pub use session::{AttnChoice, AttnKernel, AttnShape, CudaSession};
 pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
@@ -125,6 +126,8 @@ pub struct Cuda {
     q6k_split: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     pub device_name: String,
     pub compute_capability: (i32, i32),
+    /// Shared memory one block may opt in to (bytes).
+    pub max_smem_optin: usize,
 }
 
 impl Cuda {
@@ -178,6 +181,27 @@ impl Cuda {
                     .map_err(cuda_err("loading a kernel"))?,
             );
         }
+        // The tensor-core attention blocks take more than the default 48 KiB of shared memory:
+        // opt in, for the variants the device can hold (`attn_mma_kernel` checks the same).
+        let max_smem = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+            .map_err(cuda_err("reading the shared memory per block"))?
+            .max(0) as usize;
+        if cc.0 >= 8 {
+            for &(name, hd, chunk, stages) in session::ATTN_MMA_KERNELS {
+                let smem = session::attn_mma_smem(hd, chunk, stages);
+                if smem <= max_smem {
+                    decode[name]
+                        .set_attribute(
+                            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            smem as i32,
+                        )
+                        .map_err(cuda_err("setting a kernel's shared memory"))?;
+                }
+            }
+        }
         let mut seg = HashMap::new();
         for name in
             SEG_KERNELS
@@ -228,6 +252,7 @@ impl Cuda {
             q6k_split: Mutex::new(HashMap::new()),
             device_name,
             compute_capability: cc,
+            max_smem_optin: max_smem,
         })
     }
 

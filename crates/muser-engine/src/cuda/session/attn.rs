@@ -1,5 +1,7 @@
 //! Which split-K attention kernel a layer gets: one query head per block (`attend_split_*`)
-//! or 4-8 query heads of one KV group per block (`attend_group_*`), by cache capacity.
+//! or 4-8 query heads of one KV group per block (`attend_group_*`), by cache capacity; or,
+//! with `DecodeTuning::attn_mma`, the tensor-core kernel (`attend_mma_*`) for up to 16 heads
+//! of a KV group per block.
 
 /// Which attention kernel a layer's cache gets: grouped blocks of up to `heads_per_block`
 /// query heads of one KV group for caches of at least `min_capacity` rows, one head per block
@@ -78,9 +80,80 @@ pub(crate) fn attn_group_kernel(
     Some((name, gt))
 }
 
+// ---- Tensor-core attention (`attend_mma_*`, kernels/attend_mma.cu; DecodeTuning::attn_mma).
+
+/// The compiled tensor-core attention variants: name, head_dim, rows per warp chunk, cp.async
+/// stages per warp.
+pub(crate) const ATTN_MMA_KERNELS: &[(&str, usize, usize, usize)] = &[
+    ("attend_mma_64_c16s2", 64, 16, 2),
+    ("attend_mma_64_c16s4", 64, 16, 4),
+    ("attend_mma_128_c16s2", 128, 16, 2),
+    ("attend_mma_128_c16s4", 128, 16, 4),
+    ("attend_mma_128_c32s2", 128, 32, 2),
+];
+
+/// Dynamic shared memory of a tensor-core attention block: 4 warps × `stages` × K and V
+/// chunks of `chunk` rows of head_dim + 8 halves.
+pub(crate) const fn attn_mma_smem(head_dim: usize, chunk: usize, stages: usize) -> usize {
+    4 * stages * 2 * chunk * (head_dim + 8) * 2
+}
+
+/// The tensor-core attention kernel for `m` on this geometry: its name, its grid's x
+/// (KV heads × blocks per KV group: a block takes up to 16 query heads of one group), and its
+/// dynamic shared memory; `None` where it does not apply (no such variant, a group that is
+/// neither at most 16 heads nor a multiple of 16, or a device without mma.sync (sm_80) or
+/// that much shared memory per block).
+pub(crate) fn attn_mma_kernel(
+    m: &crate::cuda::MmaAttn,
+    n_head: usize,
+    n_head_kv: usize,
+    head_dim: usize,
+    cc: (i32, i32),
+    max_smem: usize,
+) -> Option<(&'static str, usize, usize)> {
+    if cc.0 < 8 || n_head_kv == 0 || n_head % n_head_kv != 0 {
+        return None;
+    }
+    let g = n_head / n_head_kv;
+    if g > 16 && g % 16 != 0 {
+        return None;
+    }
+    let &(name, ..) = ATTN_MMA_KERNELS
+        .iter()
+        .find(|k| k.1 == head_dim && k.2 == m.chunk && k.3 == m.stages)?;
+    let smem = attn_mma_smem(head_dim, m.chunk, m.stages);
+    (smem <= max_smem).then_some((name, n_head_kv * g.div_ceil(16), smem))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{attn_group_kernel, AttnChoice};
+    use super::{attn_group_kernel, attn_mma_kernel, AttnChoice};
+    use crate::cuda::MmaAttn;
+
+    #[test]
+    fn mma_attention_applies_to_compiled_geometries_only() {
+        let m = MmaAttn::default();
+        let h200 = ((9, 0), 232_448);
+        // The real model: 2 KV groups of 16 heads, one block per group.
+        assert_eq!(
+            attn_mma_kernel(&m, 32, 2, 128, h200.0, h200.1).map(|k| (k.0, k.1)),
+            Some(("attend_mma_128_c16s2", 2))
+        );
+        // 32 heads per group: two blocks per group; 4 per group: one (zero rows padded).
+        assert_eq!(
+            attn_mma_kernel(&m, 64, 2, 128, h200.0, h200.1).map(|k| k.1),
+            Some(4)
+        );
+        assert_eq!(
+            attn_mma_kernel(&m, 8, 2, 64, h200.0, h200.1).map(|k| k.1),
+            Some(2)
+        );
+        // 24 heads per group, head_dim 256, sm_75, too little shared memory: not applied.
+        assert_eq!(attn_mma_kernel(&m, 48, 2, 128, h200.0, h200.1), None);
+        assert_eq!(attn_mma_kernel(&m, 32, 2, 256, h200.0, h200.1), None);
+        assert_eq!(attn_mma_kernel(&m, 32, 2, 128, (7, 5), h200.1), None);
+        assert_eq!(attn_mma_kernel(&m, 32, 2, 128, h200.0, 48 * 1024), None);
+    }
 
     #[test]
     fn grouped_attention_only_for_long_caches_by_default() {

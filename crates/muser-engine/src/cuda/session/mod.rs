@@ -9,12 +9,14 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use super::{cuda_err, Cuda};
 
 mod attn;
+mod attn_op;
 mod step;
 use crate::error::{Error, Result};
 use crate::model::Glimmer;
 use crate::weights::Matrix;
-pub(crate) use attn::attn_group_kernel;
 pub use attn::AttnChoice;
+pub(crate) use attn::{attn_group_kernel, attn_mma_kernel, attn_mma_smem, ATTN_MMA_KERNELS};
+pub use attn_op::{AttnKernel, AttnShape};
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
@@ -37,6 +39,12 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_group_128_4",
     "attend_group_128_8",
     "attend_group_256_4",
+    // Tensor-core attention (attend_mma.cu; attn::ATTN_MMA_KERNELS).
+    "attend_mma_64_c16s2",
+    "attend_mma_64_c16s4",
+    "attend_mma_128_c16s2",
+    "attend_mma_128_c16s4",
+    "attend_mma_128_c32s2",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).

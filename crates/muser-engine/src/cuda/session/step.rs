@@ -23,7 +23,7 @@ use muser_gguf::GgmlType;
 
 /// A device buffer's address as a kernel argument (0 for none). Event tracking is off for
 /// the session's context, so the guard cudarc returns records nothing.
-fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
+pub(super) fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
     let (p, _guard) = s.device_ptr(st);
     p
 }
@@ -33,7 +33,12 @@ fn ptr<T>(s: &CudaSlice<T>, st: &CudaStream) -> u64 {
 /// # Safety
 /// The arguments must match the kernel's parameters, and every address must be a live
 /// buffer as large as the kernel indexes for the sizes passed with it.
-unsafe fn launch(cuda: &Cuda, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+pub(super) unsafe fn launch(
+    cuda: &Cuda,
+    name: &str,
+    cfg: LaunchConfig,
+    args: &[Arg],
+) -> Result<()> {
     // SAFETY: the caller's contract.
     unsafe { launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, args, 1) }
 }
@@ -315,19 +320,39 @@ impl CudaSession<'_> {
                 unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args)? };
                 self.mark(|| "qk_norm_rope_store".into())?;
             }
-            // Grouped (GT query heads of a KV group per block) or one head per block.
-            let group = super::attn_group_kernel(
-                attn.for_capacity(lay.place.capacity),
-                c.n_head,
-                c.n_head_kv,
-                c.head_dim,
-            );
-            let rows = if group.is_some() {
-                tune.split_rows_grouped
-            } else {
-                tune.split_rows
+            // Tensor-core attention where DecodeTuning::attn_mma covers the layer, else grouped
+            // (GT query heads of a KV group per block) or one head per block.
+            let cap = lay.place.capacity;
+            let long = cap >= attn.min_capacity && attn.heads_per_block.is_some();
+            let mma = tune
+                .attn_mma
+                .filter(|m| cap >= m.min_capacity)
+                .and_then(|m| {
+                    let k = super::attn_mma_kernel(
+                        &m,
+                        c.n_head,
+                        c.n_head_kv,
+                        c.head_dim,
+                        cuda.compute_capability,
+                        cuda.max_smem_optin,
+                    )?;
+                    Some((
+                        k,
+                        if long {
+                            m.split_rows_long
+                        } else {
+                            tune.split_rows
+                        },
+                    ))
+                });
+            let group =
+                super::attn_group_kernel(attn.for_capacity(cap), c.n_head, c.n_head_kv, c.head_dim);
+            let rows = match (mma, group) {
+                (Some((_, r)), _) => r,
+                (None, Some(_)) => tune.split_rows_grouped,
+                (None, None) => tune.split_rows,
             };
-            let n_split = splits_of(lay.place.capacity, rows);
+            let n_split = splits_of(cap, rows);
             let args = [
                 Arg::P(ptr(&self.s.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -336,25 +361,27 @@ impl CudaSession<'_> {
                 Arg::I(nh),
                 Arg::I(nkv),
                 Arg::P(meta_p),
-                Arg::I(lay.place.capacity as i32),
+                Arg::I(cap as i32),
                 Arg::F(c.attn_scale()),
             ];
-            let (name, blocks) = match group {
-                Some((name, gt)) => (name, c.n_head / gt),
-                None => match c.head_dim {
-                    64 => ("attend_split_64", c.n_head),
-                    128 => ("attend_split_128", c.n_head),
-                    _ => ("attend_split_256", c.n_head),
+            let (name, blocks, smem) = match (mma, group) {
+                (Some(((name, blocks, smem), _)), _) => (name, blocks, smem),
+                (None, Some((name, gt))) => (name, c.n_head / gt, 0),
+                (None, None) => match c.head_dim {
+                    64 => ("attend_split_64", c.n_head, 0),
+                    128 => ("attend_split_128", c.n_head, 0),
+                    _ => ("attend_split_256", c.n_head, 0),
                 },
             };
             let cfg = LaunchConfig {
                 grid_dim: (blocks as u32, n_split as u32, 1),
                 block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
+                shared_mem_bytes: smem as u32,
             };
             // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
             // window read from `params` lies within the cache; a grouped block's heads
-            // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv).
+            // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv); a tensor-core
+            // block's heads are min(16, group) of one group, its shared memory opted in at load.
             unsafe { launch(cuda, name, cfg, &args)? };
             self.mark(|| name.into())?;
             let [qa, da, sa] = self.q8_args(q8);
