@@ -21,7 +21,8 @@ pub(crate) enum KArg {
 /// it); settable for A/B measurements through `Cuda::set_decode_tuning`. What was tried and
 /// did not help (programmatic dependent launch, L2 prefetches, a SwiGLU epilogue with arrival
 /// counters, other row splits for the attention projections, a spread merge; other block
-/// shapes of the SwiGLU fold) is recorded in bench/runs/2026-11-30-h200-e and -g and removed.
+/// shapes of the SwiGLU fold; the sub-wave matvecs' rows staged through shared memory) is
+/// recorded in bench/runs/2026-11-30-h200-e, -g and -h and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of

@@ -20,6 +20,17 @@
 // carry SwiGLU and its int8 quantization (mvq_gu_swiglu, at the end: blocks own the same 32
 // rows of both matrices, no synchronisation between blocks): 42.4 + 5.4 → 41.7 µs per layer,
 // 178.2 → 183.4 tok/s (bench/runs/2026-11-30-h200-g).
+// The sub-wave launches (Q/K/V/gate: 2-4 loop trips per lane, output projection: 2) run at
+// 16.6 and 9.1 µs event-timed in the session, ~2.0 and ~1.7 TB/s; alone, back to back, the
+// same launches take 9.9 and 5.6 µs (3.3 and 2.7 TB/s), but there the 33 and 15 MB of weights
+// fit in L2 and are read from it launch after launch. Copying every trip past the first into
+// shared memory with cp.async at the start (one memory round trip per warp, same bits), with
+// the largest shared-memory carveout for 5 blocks of 42.5 KB per SM, measured slower
+// everywhere: 16.6 → 22.8 µs, 9.1 → 10.6 µs, the gate/up launch 41.5 → 51.4 µs; 186.0 →
+// 173.1 tok/s (sub-wave) and 159.0 (with gate/up). Likely cause, not checked with ncu: the
+// 28 KB of L1 left no longer hold the lines that q4k_rows's lanes share (h200-e: 65 % L1
+// hits). Branches cuda-mv-r1 (that code) and cuda-mv-tail (only the last trip staged, at most
+// 18 KB per block, default carveout: built, not measured); bench/runs/2026-11-30-h200-h.
 
 // Applies the LM head's logit scale and softcap when `post` is set (as scale_softcap).
 __device__ __forceinline__ float post_op(float s, int post, float scale, float cap) {
