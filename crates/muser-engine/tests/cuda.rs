@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, AttnKernel, AttnShape, Cuda, CudaOptions, CudaSession, DecodeTuning,
-    MmaAttn, Q8Act, Seg, SegKernel, SEG_KERNELS,
+    MmaAttn, Q8Act, Seg, SegKernel, WideMerge, SEG_KERNELS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -417,8 +417,10 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // (cuda-att) The bit-identity checks below compare kernels that claim the same bits:
         // the tensor-core attention, held to the oracle's bar instead (mma_session_checks),
         // is off for them.
+        // (cuda-att2) So is the wide merge (wide_merge_session_checks).
         dev.set_decode_tuning(DecodeTuning {
             attn_mma: None,
+            wide_merge: None,
             ..dev.decode_tuning()
         });
         let mut sess = CudaSession::new(&dev, &gpu, 64).unwrap();
@@ -596,6 +598,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         dev.set_decode_tuning(tuned);
         // Tensor-core attention (cuda-att): at the oracle's bar, and applied.
         let (p_m, f_m) = mma_session_checks(name, &dev, &gpu, &tokens, &want, v, kl_cpu, d_cpu);
+        pass += p_m;
+        fail += f_m;
+        // The wide merge (cuda-att2): at the oracle's bar, and applied.
+        let (p_m, f_m) =
+            wide_merge_session_checks(name, &dev, &gpu, &tokens, &want, v, kl_cpu, d_cpu);
         pass += p_m;
         fail += f_m;
         let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
@@ -1034,6 +1041,7 @@ fn mma_variants(hd: usize) -> Vec<(usize, usize)> {
 fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let mut worst_mma = 0f64;
+    let mut worst_wide = 0f64;
     // (n_head, n_head_kv, head_dim, capacity, first, n)
     let cases: &[(usize, usize, usize, usize, usize, usize)] = &[
         (32, 2, 128, 64, 0, 1),
@@ -1108,8 +1116,27 @@ fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 ));
             }
         }
+        let mut kernels: Vec<(AttnKernel, usize, Option<WideMerge>)> =
+            kernels.into_iter().map(|(k, r)| (k, r, None)).collect();
+        // (cuda-att2) The wide merge after the per-head kernel and after the tensor-core one
+        // (16 × 2) at 128 and 512 rows per split.
+        for wide in [256, 512] {
+            let wide = WideMerge {
+                threads: wide,
+                min_splits: 0,
+            };
+            kernels.push((AttnKernel::PerHead, 128, Some(wide)));
+            for rows in [128, 512] {
+                let m = MmaAttn {
+                    min_capacity: 0,
+                    split_rows_long: rows,
+                    ..MmaAttn::default()
+                };
+                kernels.push((AttnKernel::Mma(m), rows, Some(wide)));
+            }
+        }
         let mut per_head: Option<Vec<f32>> = None;
-        for (kern, rows) in kernels {
+        for (kern, rows, wide_merge) in kernels {
             let sh = AttnShape {
                 n_head: nh,
                 n_head_kv: nkv,
@@ -1118,6 +1145,7 @@ fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 first,
                 n,
                 split_rows: rows,
+                wide_merge,
             };
             let Some(got) = cuda.attend_op(kern, &sh, &q, &k, &v, &gate).unwrap() else {
                 println!("attn op case {ci} {kern:?}: not applicable (not counted)");
@@ -1133,6 +1161,7 @@ fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
             let mut ok = finite && nmse <= 1e-9;
             let mut note = String::new();
             match kern {
+                _ if wide_merge.is_some() => worst_wide = worst_wide.max(nmse),
                 AttnKernel::PerHead => per_head = Some(got.clone()),
                 AttnKernel::Grouped(_) => {
                     // Bit-identical to the per-head kernel at the same rows per split only.
@@ -1147,7 +1176,7 @@ fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 AttnKernel::Mma(_) => worst_mma = worst_mma.max(nmse),
             }
             println!(
-                "attn op case {ci} (seed {seed:#x}) heads {nh}/{nkv} hd {hd} ring {cap} first {first} n {n} {kern:?} rows {rows}: NMSE {nmse:.2e}{note} {}",
+                "attn op case {ci} (seed {seed:#x}) heads {nh}/{nkv} hd {hd} ring {cap} first {first} n {n} {kern:?} rows {rows} wide merge {wide_merge:?}: NMSE {nmse:.2e}{note} {}",
                 if ok { "ok" } else { "FAIL" }
             );
             if ok {
@@ -1158,6 +1187,7 @@ fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
         }
     }
     println!("attn op: worst tensor-core NMSE {worst_mma:.2e} (bar 1e-9)");
+    println!("attn op: worst wide-merge NMSE {worst_wide:.2e} (bar 1e-9)");
     (pass, fail)
 }
 
@@ -1230,37 +1260,104 @@ fn mma_session_checks(
     (pass, fail)
 }
 
-/// Decode speed at each depth with the tensor-core attention off and on (variants, layers
-/// covered, rows per split), interleaved in two rounds, best of 2 × 32 tokens each; then the
-/// per-kernel profile of the default and of the first variant.
+/// On one parity model (cuda-att2): the session with the wide split-K merge
+/// (`DecodeTuning::wide_merge`, 256 and 512 threads; and 256 after the tensor-core attention
+/// on every layer: the default's pair on long caches), held to the oracle's bar like `mma_session_checks`, and the
+/// profile's labels showing `attend_merge_gate_q8_w` on every layer (head_dim a multiple of
+/// 32: every parity model).
+#[allow(clippy::too_many_arguments)]
+fn wide_merge_session_checks(
+    name: &str,
+    dev: &Cuda,
+    gpu: &Glimmer,
+    tokens: &[u32],
+    want: &[f32],
+    v: usize,
+    kl_cpu: f64,
+    d_cpu: f64,
+) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let tuned = dev.decode_tuning();
+    let c = &gpu.cfg;
+    let mma_all = MmaAttn {
+        min_capacity: 0,
+        split_rows_long: 256,
+        ..MmaAttn::default()
+    };
+    for (wide, mma) in [(256, None), (512, None), (256, Some(mma_all))] {
+        dev.set_decode_tuning(DecodeTuning {
+            wide_merge: Some(WideMerge {
+                threads: wide,
+                min_splits: 0,
+            }),
+            attn_mma: mma,
+            ..tuned
+        });
+        let mut s2 = CudaSession::new(dev, gpu, 64).unwrap();
+        let mut got = Vec::with_capacity(want.len());
+        for &t in tokens {
+            got.extend(s2.step(t).unwrap());
+        }
+        let (kl, d, miss) = distance(want, &got, v);
+        let ok = got.iter().all(|x| x.is_finite())
+            && kl <= kl_cpu.max(1e-9)
+            && d <= d_cpu.max(1e-4)
+            && miss == 0;
+        let what = if mma.is_some() {
+            " after attn_mma 16x2"
+        } else {
+            ""
+        };
+        println!(
+            "model {name:20} vs cpu-ref: cuda session wide merge {wide}{what} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        let labels = s2.profile_step(tokens[0]).unwrap();
+        let used = labels
+            .iter()
+            .filter(|(l, _, _)| l == "attend_merge_gate_q8_w")
+            .count();
+        let ok_a = used == if c.head_dim % 32 == 0 { c.n_layer } else { 0 };
+        println!(
+            "model {name:20} wide merge {wide}{what} on {used} of {} layers {}",
+            c.n_layer,
+            if ok_a { "ok" } else { "FAIL" }
+        );
+        for o in [ok, ok_a] {
+            if o {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+    }
+    dev.set_decode_tuning(tuned);
+    (pass, fail)
+}
+
+/// Decode speed at each depth for main's default (the serial merge), the session's default and
+/// the wide merge at 256 / 512 threads, interleaved in two rounds (one at depths past 65,536),
+/// best of 2 × 32 tokens each; then the per-kernel profile of "main" and of the default.
+/// (h200-j r1 also ran the tensor-core attention with 8 warps per block and 256 / 1,024 rows
+/// per split: not kept; see that README.)
 fn attn_ab(opts: &CudaOptions, path: &str, depth: usize) {
     let dev = Cuda::new(opts).unwrap();
     let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
     // Room for the warm-up, two timed runs and the profile.
     let cap = depth + 256;
     let tuned = dev.decode_tuning();
-    let mma = |chunk, stages, min_capacity, split_rows_long| DecodeTuning {
-        attn_mma: Some(MmaAttn {
-            chunk,
-            stages,
-            min_capacity,
-            split_rows_long,
+    let merge = |threads: Option<usize>| DecodeTuning {
+        wide_merge: threads.map(|threads| WideMerge {
+            threads,
+            min_splits: 0,
         }),
         ..tuned
     };
-    let off = DecodeTuning {
-        attn_mma: None,
-        ..tuned
-    };
     let variants = [
-        ("off", off),
-        ("mma 16x2 all 256", mma(16, 2, 0, 256)),
-        ("mma 16x4 all 256", mma(16, 4, 0, 256)),
-        ("mma 32x2 all 256", mma(32, 2, 0, 256)),
-        ("mma 16x2 all 512", mma(16, 2, 0, 512)),
-        ("mma 16x4 all 512", mma(16, 4, 0, 512)),
-        ("mma 16x4 >=2048 512", mma(16, 4, 2048, 512)),
-        ("mma 16x4 >=8192 512", mma(16, 4, 8192, 512)),
+        ("main", merge(None)),
+        ("default", tuned),
+        ("merge w256 all", merge(Some(256))),
+        ("merge w512 all", merge(Some(512))),
     ];
     {
         let sess = CudaSession::new(&dev, &model, cap).unwrap();
@@ -1301,7 +1398,7 @@ fn attn_ab(opts: &CudaOptions, path: &str, depth: usize) {
                 "att depth {depth} round {round} {what:20}: {best:.2} tok/s ({:.3} ms/token)",
                 1e3 / best
             );
-            if round == rounds - 1 && (what == "off" || what == "mma 16x4 all 512") {
+            if round == rounds - 1 && (what == "main" || what == "default") {
                 print_profile(&mut sess, 2);
             }
         }

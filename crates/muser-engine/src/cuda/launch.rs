@@ -21,8 +21,9 @@ pub(crate) enum KArg {
 /// it); settable for A/B measurements through `Cuda::set_decode_tuning`. What was tried and
 /// did not help (programmatic dependent launch, L2 prefetches, a SwiGLU epilogue with arrival
 /// counters, other row splits for the attention projections, a spread merge; other block
-/// shapes of the SwiGLU fold; the sub-wave matvecs' rows staged through shared memory) is
-/// recorded in bench/runs/2026-11-30-h200-e, -g and -h and removed.
+/// shapes of the SwiGLU fold; the sub-wave matvecs' rows staged through shared memory; the
+/// tensor-core attention with 8 warps per block) is recorded in bench/runs/2026-11-30-h200-e,
+/// -g, -h and -j and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -59,6 +60,36 @@ pub struct DecodeTuning {
     /// (h200-i r2, interleaved A/B: depth 4096 171.2 → 176.6 tok/s, 32768 159.3 → 171.3,
     /// 131072 122.6 → 154.2; at depth 0 no cache is that long: unchanged).
     pub attn_mma: Option<MmaAttn>,
+    // ---- Wide merge and 8-warp tensor-core blocks (branch cuda-att2, h200-j).
+    /// The split-K merge as `attend_merge_gate_q8_w` (kernels/attend_merge.cu: grid n_head ×
+    /// head_dim / 32, each block's splits spread over its threads and combined by a tree) on
+    /// the layers it covers, instead of `attend_merge_gate_q8` (one block per head, each
+    /// thread walking every split of one dim; `None`: off). Changes the summation order: held
+    /// to the oracle's bar. Default 256 threads on layers of at least 8 splits (h200-j r1,
+    /// interleaved A/B, every layer: depth 32768 172.2-172.3 → 173.5-174.1 tok/s, 131072
+    /// 155.2 → 160.7, 4096 unchanged within noise; merge 12.6 → 7.9 µs per layer at 131072,
+    /// event-timed). At depth 0 (1-2 splits) the A/B saw no change and a bench 184.2 → 183.6,
+    /// hence `min_splits`: those layers keep the serial merge.
+    pub wide_merge: Option<WideMerge>,
+}
+
+/// Where and how the wide split-K merge runs (`DecodeTuning::wide_merge`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WideMerge {
+    /// Threads per block: a power of two from 32 to 1,024 (else, or when head_dim is not a
+    /// multiple of 32, the serial merge runs). 256 and 512 measured alike (h200-j r1).
+    pub threads: usize,
+    /// Layers with at least this many splits (the others keep the serial merge).
+    pub min_splits: usize,
+}
+
+impl Default for WideMerge {
+    fn default() -> Self {
+        WideMerge {
+            threads: 256,
+            min_splits: 8,
+        }
+    }
 }
 
 /// Where and how the tensor-core attention runs (`DecodeTuning::attn_mma`).
@@ -91,7 +122,7 @@ impl Default for DecodeTuning {
     /// `mvq_seg_44_lb4` (164.4 → 169.2 tok/s), the cluster norm tail (167.9 → 171.8), 256
     /// rows per split for the grouped attention; the folded QK-norm (h200-f); the folded
     /// SwiGLU (h200-g: 178.2 → 183.4 tok/s) and the one-exchange post-norm tail (182.2-183.4
-    /// → 184.7-184.8).
+    /// → 184.7-184.8); the tensor-core attention (h200-i) and the wide merge (h200-j).
     fn default() -> Self {
         DecodeTuning {
             q6k_kernel: SEG_KERNELS
@@ -105,6 +136,7 @@ impl Default for DecodeTuning {
             split_rows: 128,
             split_rows_grouped: 256,
             attn_mma: Some(MmaAttn::default()),
+            wide_merge: Some(WideMerge::default()),
         }
     }
 }
@@ -120,6 +152,7 @@ impl DecodeTuning {
         split_rows: 128,
         split_rows_grouped: 128,
         attn_mma: None,
+        wide_merge: None,
     };
 }
 

@@ -45,6 +45,7 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/gather.cu"),
     include_str!("kernels/attend_group.cu"),
     include_str!("kernels/attend_mma.cu"),
+    include_str!("kernels/attend_merge.cu"),
     include_str!("kernels/norm_cluster.cu")
 );
 
@@ -53,7 +54,7 @@ mod launch;
 mod seg;
 mod session;
 mod upload;
-pub use launch::{DecodeTuning, MmaAttn};
+pub use launch::{DecodeTuning, MmaAttn, WideMerge};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};
 pub use session::{AttnChoice, AttnKernel, AttnShape, CudaSession};

@@ -1,7 +1,7 @@
 //! Which split-K attention kernel a layer gets: one query head per block (`attend_split_*`)
 //! or 4-8 query heads of one KV group per block (`attend_group_*`), by cache capacity; or,
 //! with `DecodeTuning::attn_mma`, the tensor-core kernel (`attend_mma_*`) for up to 16 heads
-//! of a KV group per block.
+//! of a KV group per block. Also the split-K merge's launch (`DecodeTuning::wide_merge`).
 
 /// Which attention kernel a layer's cache gets: grouped blocks of up to `heads_per_block`
 /// query heads of one KV group for caches of at least `min_capacity` rows, one head per block
@@ -125,10 +125,46 @@ pub(crate) fn attn_mma_kernel(
     (smem <= max_smem).then_some((name, n_head_kv * g.div_ceil(16), smem))
 }
 
+/// The split-K merge launch for `wide` (`DecodeTuning::wide_merge`) on a layer of `n_split`
+/// splits: `attend_merge_gate_q8_w` on a grid of n_head × head_dim / 32 blocks of
+/// `wide.threads` threads where it applies (at least `wide.min_splits` splits, a power of two
+/// from 32 to 1,024 threads, head_dim a multiple of 32), else `attend_merge_gate_q8`, one
+/// block of 128 threads per head. Both take the same arguments.
+pub(crate) fn merge_launch(
+    wide: Option<crate::cuda::WideMerge>,
+    n_head: usize,
+    head_dim: usize,
+    n_split: usize,
+) -> (&'static str, cudarc::driver::LaunchConfig) {
+    match wide.map(|w| w.threads).filter(|&t| {
+        wide.is_some_and(|w| n_split >= w.min_splits)
+            && t.is_power_of_two()
+            && (32..=1024).contains(&t)
+            && head_dim % 32 == 0
+    }) {
+        Some(t) => (
+            "attend_merge_gate_q8_w",
+            cudarc::driver::LaunchConfig {
+                grid_dim: (n_head as u32, (head_dim / 32) as u32, 1),
+                block_dim: (t as u32, 1, 1),
+                shared_mem_bytes: 0,
+            },
+        ),
+        None => (
+            "attend_merge_gate_q8",
+            cudarc::driver::LaunchConfig {
+                grid_dim: (n_head as u32, 1, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            },
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{attn_group_kernel, attn_mma_kernel, AttnChoice};
-    use crate::cuda::MmaAttn;
+    use super::{attn_group_kernel, attn_mma_kernel, merge_launch, AttnChoice};
+    use crate::cuda::{MmaAttn, WideMerge};
 
     #[test]
     fn mma_attention_applies_to_compiled_geometries_only() {
@@ -153,6 +189,34 @@ mod tests {
         assert_eq!(attn_mma_kernel(&m, 32, 2, 256, h200.0, h200.1), None);
         assert_eq!(attn_mma_kernel(&m, 32, 2, 128, (7, 5), h200.1), None);
         assert_eq!(attn_mma_kernel(&m, 32, 2, 128, h200.0, 48 * 1024), None);
+    }
+
+    #[test]
+    fn wide_merge_applies_to_powers_of_two_and_whole_int8_blocks() {
+        let w = |threads| {
+            Some(WideMerge {
+                threads,
+                min_splits: 8,
+            })
+        };
+        let (name, cfg) = merge_launch(w(256), 32, 128, 8);
+        assert_eq!(name, "attend_merge_gate_q8_w");
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((32, 4, 1), (256, 1, 1)));
+        assert_eq!(merge_launch(w(512), 8, 64, 65).1.grid_dim, (8, 2, 1));
+        // Too few splits (the depth-0 caches: 1-2), no such block size, off.
+        let cases = [
+            (w(256), 128, 7),
+            (w(256), 128, 1),
+            (None, 128, 65),
+            (w(384), 128, 65),
+            (w(2048), 128, 65),
+            (w(16), 64, 65),
+        ];
+        for (wide, hd, n_split) in cases {
+            let (name, cfg) = merge_launch(wide, 32, hd, n_split);
+            assert_eq!(name, "attend_merge_gate_q8");
+            assert_eq!((cfg.grid_dim, cfg.block_dim), ((32, 1, 1), (128, 1, 1)));
+        }
     }
 
     #[test]

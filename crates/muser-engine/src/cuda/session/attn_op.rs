@@ -1,4 +1,5 @@
-//! One attention op on its own (split-K kernel + `attend_merge_gate_q8`) over a caller's f16
+//! One attention op on its own (split-K kernel + `attend_merge_gate_q8` or its wide variant,
+//! `attend_merge_gate_q8_w`) over a caller's f16
 //! KV ring, for the op-level parity checks of the CUDA test (each kernel choice against an f64
 //! reference, wrapped and unwrapped rings, long NoPE planes). The decode step launches the
 //! same kernels with the same arguments (`step.rs`).
@@ -6,7 +7,7 @@
 use cudarc::driver::LaunchConfig;
 
 use super::step::{launch, ptr};
-use super::{attn_group_kernel, attn_mma_kernel, splits_of};
+use super::{attn_group_kernel, attn_mma_kernel, merge_launch, splits_of};
 use crate::cuda::launch::KArg as Arg;
 use crate::cuda::{cuda_err, Cuda, MmaAttn};
 use crate::error::{Error, Result};
@@ -34,6 +35,9 @@ pub struct AttnShape {
     pub n: usize,
     /// Cache rows per split-K block (at least 128).
     pub split_rows: usize,
+    /// The merge: the wide merge (`DecodeTuning::wide_merge`), or `None` for
+    /// `attend_merge_gate_q8`.
+    pub wide_merge: Option<crate::cuda::WideMerge>,
 }
 
 impl Cuda {
@@ -127,13 +131,9 @@ impl Cuda {
             Arg::I(hd as i32),
             Arg::I(n_split as i32),
         ];
-        let cfg = LaunchConfig {
-            grid_dim: (nh as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let (merge, cfg) = merge_launch(sh.wide_merge, nh, hd, n_split);
         // SAFETY: out and gate hold q_dim values; no int8 row (null).
-        unsafe { launch(self, "attend_merge_gate_q8", cfg, &args)? };
+        unsafe { launch(self, merge, cfg, &args)? };
         let got = st
             .clone_dtoh(&out)
             .map_err(cuda_err("attend_op download"))?;

@@ -15,7 +15,9 @@ use crate::error::{Error, Result};
 use crate::model::Glimmer;
 use crate::weights::Matrix;
 pub use attn::AttnChoice;
-pub(crate) use attn::{attn_group_kernel, attn_mma_kernel, attn_mma_smem, ATTN_MMA_KERNELS};
+pub(crate) use attn::{
+    attn_group_kernel, attn_mma_kernel, attn_mma_smem, merge_launch, ATTN_MMA_KERNELS,
+};
 pub use attn_op::{AttnKernel, AttnShape};
 
 /// Kernels of `decode.cu` that the session launches.
@@ -45,6 +47,8 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_mma_128_c16s2",
     "attend_mma_128_c16s4",
     "attend_mma_128_c32s2",
+    // The wide split-K merge (attend_merge.cu; DecodeTuning::wide_merge).
+    "attend_merge_gate_q8_w",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).

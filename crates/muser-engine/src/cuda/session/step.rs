@@ -395,14 +395,11 @@ impl CudaSession<'_> {
                 Arg::I(hd),
                 Arg::I(n_split as i32),
             ];
-            let cfg = LaunchConfig {
-                grid_dim: (c.n_head as u32, 1, 1),
-                block_dim: (128, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim.
-            unsafe { launch(cuda, "attend_merge_gate_q8", cfg, &args)? };
-            self.mark(|| "attend_merge_gate_q8".into())?;
+            let (merge, cfg) = super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
+            // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
+            // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
+            unsafe { launch(cuda, merge, cfg, &args)? };
+            self.mark(|| merge.into())?;
             {
                 let s = &mut self.s;
                 project(

@@ -1,0 +1,73 @@
+// Wide split-K merge (appended to decode.cu at compile time; DecodeTuning::wide_merge): the
+// same result as attend_merge_gate_q8 (merge of the split partials, sigmoid gate, int8 blocks
+// of 32 for the output projection) with the splits spread over the threads of more blocks.
+//
+// Grid (n_head, hd / 32): block (h, b) owns dims 32 b .. 32 b + 32 of head h, i.e. exactly one
+// int8 block of the quantized row. Its T threads (a power of two, at least 32):
+//   1. the split weights exp(m_s - max) into shared memory and their total (every block of a
+//      head recomputes these from the n_split (max, sum) pairs: 2 floats per split);
+//   2. thread (grp, c) of T / 16 groups × 16 columns sums float2 column c of the splits
+//      s = grp, grp + T / 16, ... (one 128-byte row piece per split and 16 threads);
+//   3. a tree over the groups in shared memory, then warp 0 applies 1 / total, the gate, and
+//      quantizes.
+// attend_merge_gate_q8 (one block of 128 threads per head, each thread walking every split
+// of one dim) read the partials of a full layer through 32 SMs with ≤ 8 loads in flight per
+// thread: 13.5 µs per full layer at depth 32768 (65 splits) and ~34 µs at 131072 (257),
+// event-timed (bench/runs/2026-11-30-h200-i). The summation order differs from that kernel's,
+// so this one is held to the oracle's bar (NMSE against the f64 reference, the session's KL).
+//
+// Measured on the H200 (bench/runs/2026-11-30-h200-j r1, 256 threads, every layer): merge
+// 12.6 → 7.9 µs per layer at depth 131072 (52-layer mean, event-timed), decode 155.2 → 160.7
+// tok/s there, 172.2-172.3 → 173.5-174.1 at 32768; 256 and 512 threads alike. With 1-2 splits
+// (depth 0) there is nothing to spread: the session keeps attend_merge_gate_q8 below
+// WideMerge::min_splits.
+
+extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out, const float *g,
+                                                  signed char *qa, float *da, float *sa, int hd,
+                                                  int n_split) {
+    __shared__ float wgt[MAX_SPLITS];
+    __shared__ float sh[32];
+    __shared__ float red[1024 / 16][32];
+    const int h = blockIdx.x, d0 = 32 * blockIdx.y;
+    const int row = hd + 2;
+    const float *p = part + (size_t)h * n_split * row;
+    float lm = -3.0e38f;
+    for (int s = threadIdx.x; s < n_split; s += blockDim.x) lm = fmaxf(lm, p[(size_t)s * row]);
+    const float gm = block_max(lm, sh);
+    float lt = 0.0f;
+    for (int s = threadIdx.x; s < n_split; s += blockDim.x) {
+        const float w = expf(p[(size_t)s * row] - gm);
+        wgt[s] = w;
+        lt += p[(size_t)s * row + 1] * w;
+    }
+    // block_sum ends with a barrier: wgt is complete after it.
+    const float total = block_sum(lt, sh);
+    const int ng = blockDim.x >> 4, grp = threadIdx.x >> 4, c = threadIdx.x & 15;
+    // (hd + 2) and the column offset are even: float2 loads are 8-byte aligned.
+    const float *pc = p + 2 + d0 + 2 * c;
+    float ax = 0.0f, ay = 0.0f;
+#pragma unroll 8
+    for (int s = grp; s < n_split; s += ng) {
+        const float2 x = *(const float2 *)(pc + (size_t)s * row);
+        const float w = wgt[s];
+        ax += x.x * w;
+        ay += x.y * w;
+    }
+    red[grp][2 * c] = ax;
+    red[grp][2 * c + 1] = ay;
+    __syncthreads();
+    for (int st = ng >> 1; st > 0; st >>= 1) {
+        if (grp < st) {
+            red[grp][2 * c] += red[grp + st][2 * c];
+            red[grp][2 * c + 1] += red[grp + st][2 * c + 1];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x < 32) {
+        const int i = d0 + threadIdx.x;
+        float a = red[0][threadIdx.x] / total;
+        a *= 1.0f / (1.0f + expf(-g[h * hd + i]));
+        out[h * hd + i] = a;
+        if (qa) quant_block32(a, (h * hd + d0) >> 5, qa, da, sa);
+    }
+}
