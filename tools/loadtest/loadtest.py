@@ -190,7 +190,7 @@ def main():
     ap.add_argument("--parallel", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--split", default=None, help="muser serve --split (auto, always, never)")
+    ap.add_argument("--split", default=None, choices=["auto", "never"], help="muser serve --split")
     ap.add_argument("--out")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)

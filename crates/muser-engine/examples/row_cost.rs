@@ -1,7 +1,8 @@
 //! CPU time per decode row on one thread, for batches of 1, 2, 4 and 8 one-token sequences:
 //! `cargo run --release -p muser-engine --example row_cost -- MODEL.gguf [depth] [steps] [1,2,4,8]`.
 //! Shows what batching saves per row when the weights sit in cache (the split decode path
-//! runs each thread's share this way).
+//! runs each thread's share this way; its one-row groups take the batch product, while
+//! batch 1 here takes the one-token matvec path).
 
 use std::time::Instant;
 
@@ -20,8 +21,13 @@ fn main() {
         .split(',')
         .map(|s| s.parse().expect("batch size"))
         .collect();
+    assert!(
+        depth > 0 && batches.iter().all(|&n| n > 0),
+        "depth and batch sizes must be > 0"
+    );
     let model = Glimmer::open(path, Box::new(Cpu::new(Some(1)).unwrap())).unwrap();
-    let prompt: Vec<u32> = (0..depth as u32).map(|t| (t * 7 + 3) % 1000).collect();
+    let vocab = model.cfg.n_vocab;
+    let prompt: Vec<u32> = (0..depth).map(|t| ((t * 7 + 3) % vocab) as u32).collect();
     for n in batches {
         let mut caches: Vec<_> = (0..n)
             .map(|_| {
@@ -32,7 +38,7 @@ fn main() {
             .collect();
         let t = Instant::now();
         for s in 0..steps {
-            let toks: Vec<[u32; 1]> = (0..n).map(|i| [((s * 13 + i) % 1000) as u32]).collect();
+            let toks: Vec<[u32; 1]> = (0..n).map(|i| [((s * 13 + i) % vocab) as u32]).collect();
             let mut segs: Vec<Segment<'_>> = caches
                 .iter_mut()
                 .zip(&toks)

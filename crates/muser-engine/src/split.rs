@@ -59,8 +59,9 @@ impl Glimmer {
     }
 
     /// [`Glimmer::forward_batch`] of checked segments split across threads, or `None` when the
-    /// batch does not qualify (not all one-token segments, too few of them, a large model, or
-    /// a backend without a serial twin).
+    /// batch does not qualify (see [`Glimmer::splits_batch`]: not all one-token segments, fewer
+    /// than two, a large model, a backend without a serial twin or with one thread, or
+    /// [`SplitPolicy::Never`]).
     pub(crate) fn forward_split(&self, segs: &mut [Segment<'_>]) -> Option<Result<Vec<f32>>> {
         if !self.splits_batch(segs) {
             return None;

@@ -1,5 +1,6 @@
 //! A team of one runs its products on the calling thread: with rayon's only worker held busy,
 //! products on a one-member `SpinPool` still finish (they used to be handed to rayon's pool).
+//! One test per binary: it configures rayon's global pool.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -21,7 +22,7 @@ fn a_team_of_one_does_not_wait_for_rayon() {
         started_tx.send(()).unwrap();
         let _ = held.recv();
     });
-    started.recv().unwrap();
+    started.recv_timeout(Duration::from_secs(60)).unwrap();
 
     let (done_tx, done) = mpsc::channel();
     std::thread::spawn(move || {

@@ -101,8 +101,9 @@ pub struct MmaAttn {
     pub stages: usize,
     /// Layers whose cache holds at least this many rows (the others keep `AttnChoice`'s).
     pub min_capacity: usize,
-    /// Cache rows per split on caches of at least `AttnChoice::min_capacity` rows (shorter
-    /// ones take `split_rows`); at least 128, as the partials are sized for that.
+    /// Cache rows per split on caches of at least `AttnChoice::min_capacity` rows when the
+    /// `AttnChoice` groups heads (`heads_per_block` set; otherwise, and on shorter caches,
+    /// `split_rows`); at least 128, as the partials are sized for that.
     pub split_rows_long: usize,
 }
 

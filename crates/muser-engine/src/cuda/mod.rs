@@ -194,7 +194,11 @@ impl Cuda {
             for &(name, hd, chunk, stages) in session::ATTN_MMA_KERNELS {
                 let smem = session::attn_mma_smem(hd, chunk, stages);
                 if smem <= max_smem {
-                    decode[name]
+                    decode
+                        .get(name)
+                        .ok_or_else(|| {
+                            Error::Cuda(format!("tensor-core attention kernel {name} not compiled"))
+                        })?
                         .set_attribute(
                             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             smem as i32,

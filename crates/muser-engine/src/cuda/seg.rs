@@ -268,8 +268,9 @@ impl Cuda {
         if !applies {
             return Ok(None);
         }
-        let bytes = GgmlType::Q4_K
-            .bytes_for((n_ff * n_in) as u64)
+        let bytes = (n_ff as u64)
+            .checked_mul(n_in as u64)
+            .and_then(|n| GgmlType::Q4_K.bytes_for(n))
             .unwrap_or(u64::MAX);
         if (gate.1.len() as u64) < bytes
             || (up.1.len() as u64) < bytes

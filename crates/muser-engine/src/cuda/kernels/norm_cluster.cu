@@ -128,7 +128,10 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
         const float scale = rsqrtf(t.x / n + eps_post);
 #pragma unroll
         for (int k = 0; k < 8; k++) xv[k] += ov[k] * scale * pv[k];
-        ss2 = fmaxf(t.y + scale * (2.0f * t.z + scale * t.w), 0.0f);
+        // Clamped at 0 against rounding, but a NaN or Inf from the sums passes through (as
+        // in the two-exchange path); fmaxf would turn NaN into 0.
+        const float v = t.y + scale * (2.0f * t.z + scale * t.w);
+        ss2 = v < 0.0f ? 0.0f : v;
     } else if (mode == 2) {
         const float4 a = on ? *(const float4 *)(o + i0) : z, b = on ? *(const float4 *)(o + i0 + 4) : z;
         const float ov[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};

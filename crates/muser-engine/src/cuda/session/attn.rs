@@ -163,8 +163,18 @@ pub(crate) fn merge_launch(
 
 #[cfg(test)]
 mod tests {
-    use super::{attn_group_kernel, attn_mma_kernel, merge_launch, AttnChoice};
+    use super::{attn_group_kernel, attn_mma_kernel, merge_launch, AttnChoice, ATTN_MMA_KERNELS};
     use crate::cuda::{MmaAttn, WideMerge};
+
+    #[test]
+    fn every_mma_attention_variant_is_a_loaded_decode_kernel() {
+        for (name, ..) in ATTN_MMA_KERNELS {
+            assert!(
+                crate::cuda::session::DECODE_KERNELS.contains(name),
+                "{name} is not in DECODE_KERNELS"
+            );
+        }
+    }
 
     #[test]
     fn mma_attention_applies_to_compiled_geometries_only() {

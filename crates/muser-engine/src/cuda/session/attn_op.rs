@@ -19,7 +19,7 @@ pub enum AttnKernel {
     PerHead,
     /// `attend_group_*`: this many query heads of one KV group per block.
     Grouped(usize),
-    /// `attend_mma_*`: the tensor-core kernel (its `split_rows_long` is the rows per split).
+    /// `attend_mma_*`: the tensor-core kernel (rows per split: the shape's `split_rows`).
     Mma(MmaAttn),
 }
 
