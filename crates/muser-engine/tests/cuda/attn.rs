@@ -1,0 +1,388 @@
+//! Tensor-core attention and the wide split-K merge: op parity against an f64 reference,
+//! session checks at the oracle's bar, and their A/B at depth (`cuda_test att PATH D...`).
+
+use super::*;
+use muser_engine::cuda::{AttnKernel, AttnShape, MmaAttn, WideMerge};
+
+/// The tensor-core kernel's compiled variants (chunk rows, stages) for `hd`.
+pub(crate) fn mma_variants(hd: usize) -> Vec<(usize, usize)> {
+    let mut v = vec![(16, 2), (16, 4)];
+    if hd == 128 {
+        v.push((32, 2));
+    }
+    v
+}
+
+/// Every split-K attention kernel (+ the merge with its sigmoid gate) against an f64
+/// reference over f16 K/V rings: wrapped and unwrapped windows, partial and full rings,
+/// single rows, long NoPE planes (32,768 and 131,072 rows of the real geometry). The per-head
+/// and grouped kernels are f32 and hold NMSE ≤ 1e-9 (the grouped ones bit-identical to the
+/// per-head one); the tensor-core kernel (f16 hi + lo parts of q and p) is held to the same
+/// NMSE bar. Every value must be finite.
+pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let mut worst_mma = 0f64;
+    let mut worst_wide = 0f64;
+    // (n_head, n_head_kv, head_dim, capacity, first, n)
+    let cases: &[(usize, usize, usize, usize, usize, usize)] = &[
+        (32, 2, 128, 64, 0, 1),
+        (32, 2, 128, 64, 0, 37),
+        (32, 2, 128, 2048, 1000, 2048),
+        (32, 2, 128, 2048, 0, 1500),
+        (32, 2, 128, 2048, 2047, 2048),
+        (32, 2, 128, 32_832, 0, 32_768),
+        (32, 2, 128, 131_136, 0, 131_072),
+        (16, 1, 128, 2048, 777, 2048),
+        (64, 2, 128, 1000, 500, 999),
+        (4, 1, 64, 8, 5, 8),
+        (4, 1, 64, 300, 17, 300),
+        (8, 2, 64, 64, 40, 64),
+        (8, 2, 64, 9000, 123, 8999),
+    ];
+    for (ci, &(nh, nkv, hd, cap, first, n)) in cases.iter().enumerate() {
+        let seed = 0xA77E_0000 + ci as u64;
+        let mut rng = Rng(seed);
+        let q: Vec<f32> = (0..nh * hd).map(|_| 4.0 * rng.f()).collect();
+        let gate: Vec<f32> = (0..nh * hd).map(|_| 3.0 * rng.f()).collect();
+        let plane = cap * nkv * hd;
+        let k: Vec<u16> = (0..plane)
+            .map(|_| half::f16::from_f32(rng.f()).to_bits())
+            .collect();
+        let v: Vec<u16> = (0..plane)
+            .map(|_| half::f16::from_f32(rng.f()).to_bits())
+            .collect();
+        // f64 reference.
+        let g = nh / nkv;
+        let scale = 1.0 / (hd as f64).sqrt();
+        let mut want = vec![0f64; nh * hd];
+        for h in 0..nh {
+            let kvh = h / g;
+            let row = |j: usize| ((first + j) % cap) * nkv * hd + kvh * hd;
+            let d: Vec<f64> = (0..n)
+                .map(|j| {
+                    let r = row(j);
+                    (0..hd)
+                        .map(|i| q[h * hd + i] as f64 * half::f16::from_bits(k[r + i]).to_f64())
+                        .sum::<f64>()
+                        * scale
+                })
+                .collect();
+            let mx = d.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = d.iter().map(|x| (x - mx).exp()).collect();
+            let tot: f64 = p.iter().sum();
+            for i in 0..hd {
+                let a: f64 = (0..n)
+                    .map(|j| p[j] * half::f16::from_bits(v[row(j) + i]).to_f64())
+                    .sum::<f64>()
+                    / tot;
+                let gt = gate[h * hd + i] as f64;
+                want[h * hd + i] = a / (1.0 + (-gt).exp());
+            }
+        }
+        let mut kernels = vec![
+            (AttnKernel::PerHead, 128),
+            (AttnKernel::Grouped(4), 256),
+            (AttnKernel::Grouped(8), 128),
+        ];
+        for (chunk, stages) in mma_variants(hd) {
+            for rows in [128, 256, 512] {
+                kernels.push((
+                    AttnKernel::Mma(MmaAttn {
+                        chunk,
+                        stages,
+                        min_capacity: 0,
+                        split_rows_long: rows,
+                    }),
+                    rows,
+                ));
+            }
+        }
+        let mut kernels: Vec<(AttnKernel, usize, Option<WideMerge>)> =
+            kernels.into_iter().map(|(k, r)| (k, r, None)).collect();
+        // (cuda-att2) The wide merge after the per-head kernel and after the tensor-core one
+        // (16 × 2) at 128 and 512 rows per split.
+        for wide in [256, 512] {
+            let wide = WideMerge {
+                threads: wide,
+                min_splits: 0,
+            };
+            kernels.push((AttnKernel::PerHead, 128, Some(wide)));
+            for rows in [128, 512] {
+                let m = MmaAttn {
+                    min_capacity: 0,
+                    split_rows_long: rows,
+                    ..MmaAttn::default()
+                };
+                kernels.push((AttnKernel::Mma(m), rows, Some(wide)));
+            }
+        }
+        let mut per_head: Option<Vec<f32>> = None;
+        for (kern, rows, wide_merge) in kernels {
+            let sh = AttnShape {
+                n_head: nh,
+                n_head_kv: nkv,
+                head_dim: hd,
+                capacity: cap,
+                first,
+                n,
+                split_rows: rows,
+                wide_merge,
+            };
+            let Some(got) = cuda.attend_op(kern, &sh, &q, &k, &v, &gate).unwrap() else {
+                println!("attn op case {ci} {kern:?}: not applicable (not counted)");
+                continue;
+            };
+            let (mut num, mut den) = (0f64, 0f64);
+            for (a, b) in got.iter().zip(&want) {
+                num += (*a as f64 - b).powi(2);
+                den += b * b;
+            }
+            let nmse = num / den.max(1e-300);
+            let finite = got.iter().all(|x| x.is_finite());
+            let mut ok = finite && nmse <= 1e-9;
+            let mut note = String::new();
+            match kern {
+                _ if wide_merge.is_some() => worst_wide = worst_wide.max(nmse),
+                AttnKernel::PerHead => per_head = Some(got.clone()),
+                AttnKernel::Grouped(_) => {
+                    // Bit-identical to the per-head kernel at the same rows per split only.
+                    if rows == 128 {
+                        let same = per_head.as_ref().is_some_and(|p| {
+                            p.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits())
+                        });
+                        ok &= same;
+                        note = format!(" bit-identical to per-head: {same}");
+                    }
+                }
+                AttnKernel::Mma(_) => worst_mma = worst_mma.max(nmse),
+            }
+            println!(
+                "attn op case {ci} (seed {seed:#x}) heads {nh}/{nkv} hd {hd} ring {cap} first {first} n {n} {kern:?} rows {rows} wide merge {wide_merge:?}: NMSE {nmse:.2e}{note} {}",
+                if ok { "ok" } else { "FAIL" }
+            );
+            if ok {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+    }
+    println!("attn op: worst tensor-core NMSE {worst_mma:.2e} (bar 1e-9)");
+    println!("attn op: worst wide-merge NMSE {worst_wide:.2e} (bar 1e-9)");
+    (pass, fail)
+}
+
+/// On one parity model: the session with the tensor-core attention on every layer, held to
+/// the oracle's bar (as close to cpu-ref as the CPU fast path: KL, max |Δ log p|, no top-1
+/// change), and the profile's labels showing it on every layer where the geometry allows.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn mma_session_checks(
+    name: &str,
+    dev: &Cuda,
+    gpu: &Glimmer,
+    tokens: &[u32],
+    want: &[f32],
+    v: usize,
+    kl_cpu: f64,
+    d_cpu: f64,
+) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let tuned = dev.decode_tuning();
+    let c = &gpu.cfg;
+    let g = c.n_head / c.n_head_kv;
+    let applies = dev.compute_capability.0 >= 8
+        && [64, 128].contains(&c.head_dim)
+        && (g <= 16 || g % 16 == 0);
+    for (chunk, stages) in mma_variants(c.head_dim) {
+        let m = MmaAttn {
+            chunk,
+            stages,
+            min_capacity: 0,
+            split_rows_long: 256,
+        };
+        dev.set_decode_tuning(DecodeTuning {
+            attn_mma: Some(m),
+            ..tuned
+        });
+        let mut s2 = CudaSession::new(dev, gpu, 64).unwrap();
+        let mut got = Vec::with_capacity(want.len());
+        for &t in tokens {
+            got.extend(s2.step(t).unwrap());
+        }
+        let (kl, d, miss) = distance(want, &got, v);
+        let ok = got.iter().all(|x| x.is_finite())
+            && kl <= kl_cpu.max(1e-9)
+            && d <= d_cpu.max(1e-4)
+            && miss == 0;
+        println!(
+            "model {name:20} vs cpu-ref: cuda session attn_mma {chunk}x{stages} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        let labels = s2.profile_step(tokens[0]).unwrap();
+        let used = labels
+            .iter()
+            .filter(|(l, _, _)| l.starts_with("attend_mma_"))
+            .count();
+        let ok_a = used == if applies { c.n_layer } else { 0 };
+        println!(
+            "model {name:20} tensor-core attention {chunk}x{stages} on {used} of {} layers {}",
+            c.n_layer,
+            if ok_a { "ok" } else { "FAIL" }
+        );
+        for o in [ok, ok_a] {
+            if o {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+    }
+    dev.set_decode_tuning(tuned);
+    (pass, fail)
+}
+
+/// On one parity model (cuda-att2): the session with the wide split-K merge
+/// (`DecodeTuning::wide_merge`, 256 and 512 threads; and 256 after the tensor-core attention
+/// on every layer: the default's pair on long caches), held to the oracle's bar like `mma_session_checks`, and the
+/// profile's labels showing `attend_merge_gate_q8_w` on every layer (head_dim a multiple of
+/// 32: every parity model).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn wide_merge_session_checks(
+    name: &str,
+    dev: &Cuda,
+    gpu: &Glimmer,
+    tokens: &[u32],
+    want: &[f32],
+    v: usize,
+    kl_cpu: f64,
+    d_cpu: f64,
+) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let tuned = dev.decode_tuning();
+    let c = &gpu.cfg;
+    let mma_all = MmaAttn {
+        min_capacity: 0,
+        split_rows_long: 256,
+        ..MmaAttn::default()
+    };
+    for (wide, mma) in [(256, None), (512, None), (256, Some(mma_all))] {
+        dev.set_decode_tuning(DecodeTuning {
+            wide_merge: Some(WideMerge {
+                threads: wide,
+                min_splits: 0,
+            }),
+            attn_mma: mma,
+            ..tuned
+        });
+        let mut s2 = CudaSession::new(dev, gpu, 64).unwrap();
+        let mut got = Vec::with_capacity(want.len());
+        for &t in tokens {
+            got.extend(s2.step(t).unwrap());
+        }
+        let (kl, d, miss) = distance(want, &got, v);
+        let ok = got.iter().all(|x| x.is_finite())
+            && kl <= kl_cpu.max(1e-9)
+            && d <= d_cpu.max(1e-4)
+            && miss == 0;
+        let what = if mma.is_some() {
+            " after attn_mma 16x2"
+        } else {
+            ""
+        };
+        println!(
+            "model {name:20} vs cpu-ref: cuda session wide merge {wide}{what} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
+            if ok { "ok" } else { "FAIL" }
+        );
+        let labels = s2.profile_step(tokens[0]).unwrap();
+        let used = labels
+            .iter()
+            .filter(|(l, _, _)| l == "attend_merge_gate_q8_w")
+            .count();
+        let ok_a = used == if c.head_dim % 32 == 0 { c.n_layer } else { 0 };
+        println!(
+            "model {name:20} wide merge {wide}{what} on {used} of {} layers {}",
+            c.n_layer,
+            if ok_a { "ok" } else { "FAIL" }
+        );
+        for o in [ok, ok_a] {
+            if o {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+    }
+    dev.set_decode_tuning(tuned);
+    (pass, fail)
+}
+
+/// Decode speed at each depth for main's default (the serial merge), the session's default and
+/// the wide merge at 256 / 512 threads, interleaved in two rounds (one at depths past 65,536),
+/// best of 2 × 32 tokens each; then the per-kernel profile of "main" and of the default.
+/// (h200-j r1 also ran the tensor-core attention with 8 warps per block and 256 / 1,024 rows
+/// per split: not kept; see that README.)
+pub(crate) fn attn_ab(opts: &CudaOptions, path: &str, depth: usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    // Room for the warm-up, two timed runs and the profile.
+    let cap = depth + 256;
+    let tuned = dev.decode_tuning();
+    let merge = |threads: Option<usize>| DecodeTuning {
+        wide_merge: threads.map(|threads| WideMerge {
+            threads,
+            min_splits: 0,
+        }),
+        ..tuned
+    };
+    let variants = [
+        ("main", merge(None)),
+        ("default", tuned),
+        ("merge w256 all", merge(Some(256))),
+        ("merge w512 all", merge(Some(512))),
+    ];
+    {
+        let sess = CudaSession::new(&dev, &model, cap).unwrap();
+        let c = &model.cfg;
+        let n_sliding = c.sliding.iter().filter(|&&s| s).count();
+        let expect = (n_sliding * c.sliding_window.min(cap) + (c.n_layer - n_sliding) * cap)
+            * c.kv_dim()
+            * 4;
+        println!(
+            "att depth {depth}: KV cache {} bytes for {cap} positions (arithmetic: {expect}) {}",
+            sess.kv_bytes(),
+            if sess.kv_bytes() == expect {
+                "ok"
+            } else {
+                "MISMATCH"
+            }
+        );
+    }
+    let rounds = if depth > 65_536 { 1 } else { 2 };
+    for round in 0..rounds {
+        for (what, tune) in variants {
+            dev.set_decode_tuning(tune);
+            let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+            sess.fill_synthetic(depth, 7).unwrap();
+            for _ in 0..2 {
+                sess.step_argmax(11).unwrap();
+            }
+            let mut best = 0f64;
+            for _ in 0..2 {
+                let n = 32;
+                let t = Instant::now();
+                for i in 0..n {
+                    sess.step_argmax((i * 13 + 5) as u32).unwrap();
+                }
+                best = best.max(n as f64 / t.elapsed().as_secs_f64());
+            }
+            println!(
+                "att depth {depth} round {round} {what:20}: {best:.2} tok/s ({:.3} ms/token)",
+                1e3 / best
+            );
+            if round == rounds - 1 && (what == "main" || what == "default") {
+                print_profile(&mut sess, 2);
+            }
+        }
+    }
+    dev.set_decode_tuning(tuned);
+}
