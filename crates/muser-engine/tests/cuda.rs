@@ -335,6 +335,53 @@ fn upload_check(opts: &CudaOptions, model: &Glimmer) -> (usize, usize) {
     (usize::from(ok), usize::from(!ok))
 }
 
+/// A fresh session with the device's current settings, stepped through `tokens`: the session
+/// and the steps' logits, concatenated.
+fn run_session<'m>(dev: &'m Cuda, gpu: &'m Glimmer, tokens: &[u32]) -> (CudaSession<'m>, Vec<f32>) {
+    let mut s = CudaSession::new(dev, gpu, 64).unwrap();
+    let mut got = Vec::new();
+    for &t in tokens {
+        got.extend(s.step(t).unwrap());
+    }
+    (s, got)
+}
+
+/// Logits whose bits differ (a difference in length counts as that many).
+fn bits_differ(a: &[f32], b: &[f32]) -> usize {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+        + a.len().abs_diff(b.len())
+}
+
+/// The oracle's bar for a whole-token session: nothing non-finite, KL and max |Δ log p| against
+/// cpu-ref no worse than the CPU fast path's, no top-1 change at clear margins. Returns
+/// (ok, KL, max |Δ log p|, top-1 changes).
+fn oracle_bar(
+    want: &[f32],
+    got: &[f32],
+    v: usize,
+    kl_cpu: f64,
+    d_cpu: f64,
+) -> (bool, f64, f64, usize) {
+    let (kl, d, miss) = distance(want, got, v);
+    let ok = got.iter().all(|x| x.is_finite())
+        && kl <= kl_cpu.max(1e-9)
+        && d <= d_cpu.max(1e-4)
+        && miss == 0;
+    (ok, kl, d, miss)
+}
+
+/// Adds a check's outcome to the tallies.
+fn tally(ok: bool, pass: &mut usize, fail: &mut usize) {
+    if ok {
+        *pass += 1;
+    } else {
+        *fail += 1;
+    }
+}
+
 fn log_softmax(x: &[f32]) -> Vec<f64> {
     let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let lse = x.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>().ln() + m;
@@ -445,25 +492,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             AttnChoice::grouped(8),
         ] {
             dev.set_attention(other);
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let mut diff = 0usize;
-            for (i, &t) in tokens.iter().enumerate() {
-                let l = s2.step(t).unwrap();
-                diff += l
-                    .iter()
-                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
-                    .filter(|(a, b)| a.to_bits() != b.to_bits())
-                    .count();
-            }
+            let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
             println!(
                 "model {name:20} attention {chosen:?} vs {other:?}: {diff} logits differ {}",
                 if diff == 0 { "ok" } else { "FAIL" }
             );
-            if diff == 0 {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(diff == 0, &mut pass, &mut fail);
         }
         dev.set_attention(chosen);
         // Plain launches, and the default with the QK-norm fold or the SwiGLU fold flipped:
@@ -486,25 +520,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         };
         for other in [plain, flip_fold, flip_swiglu] {
             dev.set_decode_tuning(other);
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let mut diff = 0usize;
-            for (i, &t) in tokens.iter().enumerate() {
-                let l = s2.step(t).unwrap();
-                diff += l
-                    .iter()
-                    .zip(&whole[i * l.len()..(i + 1) * l.len()])
-                    .filter(|(a, b)| a.to_bits() != b.to_bits())
-                    .count();
-            }
+            let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
             println!(
                 "model {name:20} launches {tuned:?} vs {other:?}: {diff} logits differ {}",
                 if diff == 0 { "ok" } else { "FAIL" }
             );
-            if diff == 0 {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(diff == 0, &mut pass, &mut fail);
         }
         // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
         // Q4_K_M models), the profile's labels say so, on every layer.
@@ -538,11 +559,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 gpu.cfg.n_layer,
                 if ok_f { "ok" } else { "FAIL" }
             );
-            if ok_f {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(ok_f, &mut pass, &mut fail);
         }
         // Where the default folds QK-norm into the Q/K/V/gate launch (sm_90, Q4_K Q and K):
         // the profile's labels say so. On the real head geometry it must apply to every layer.
@@ -561,11 +578,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 gpu.cfg.n_layer,
                 if ok_f { "ok" } else { "FAIL" }
             );
-            if ok_f {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(ok_f, &mut pass, &mut fail);
         }
         // The options that change a summation order (the cluster norm tail, its one-exchange
         // post-norm), each flipped: held to the oracle's bar.
@@ -580,27 +593,15 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
         ] {
             dev.set_decode_tuning(other);
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let mut got2 = Vec::with_capacity(whole.len());
-            for &t in &tokens {
-                got2.extend(s2.step(t).unwrap());
-            }
-            let (kl_o, d_o, miss_o) = distance(&want, &got2, v);
-            let ok_o = got2.iter().all(|x| x.is_finite())
-                && kl_o <= kl_cpu.max(1e-9)
-                && d_o <= d_cpu.max(1e-4)
-                && miss_o == 0;
+            let got2 = run_session(&dev, &gpu, &tokens).1;
+            let (ok_o, kl_o, d_o, miss_o) = oracle_bar(&want, &got2, v, kl_cpu, d_cpu);
             println!(
                 "model {name:20} vs cpu-ref: cuda session cluster_norm {} norm_one_sum {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
                 other.cluster_norm,
                 other.norm_one_sum,
                 if ok_o { "ok" } else { "FAIL" }
             );
-            if ok_o {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(ok_o, &mut pass, &mut fail);
         }
         dev.set_decode_tuning(tuned);
         // Tensor-core attention (cuda-att): at the oracle's bar, and applied.
@@ -612,20 +613,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             wide_merge_session_checks(name, &dev, &gpu, &tokens, &want, v, kl_cpu, d_cpu);
         pass += p_m;
         fail += f_m;
-        let (kl_w, d_w, miss_w) = distance(&want, &whole, v);
-        let ok_w = whole.iter().all(|x| x.is_finite())
-            && kl_w <= kl_cpu.max(1e-9)
-            && d_w <= d_cpu.max(1e-4)
-            && miss_w == 0;
+        let (ok_w, kl_w, d_w, miss_w) = oracle_bar(&want, &whole, v, kl_cpu, d_cpu);
         println!(
             "model {name:20} vs cpu-ref: cuda session KL {kl_w:.3e} max|Δ| {d_w:.3e} top1-miss {miss_w} ({secs_whole:.2} s) {}",
             if ok_w { "ok" } else { "FAIL" }
         );
-        if ok_w {
-            pass += 1;
-        } else {
-            fail += 1;
-        }
+        tally(ok_w, &mut pass, &mut fail);
         let finite = got.iter().all(|x| x.is_finite());
         // At least as close to the oracle as the CPU fast path (ggml's rounding), no top-1
         // change at clear margins, nothing non-finite.
@@ -635,11 +628,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             tokens.len(),
             if ok { "ok" } else { "FAIL" }
         );
-        if ok {
-            pass += 1;
-        } else {
-            fail += 1;
-        }
+        tally(ok, &mut pass, &mut fail);
     }
     let _ = std::fs::remove_dir_all(&dir);
     (pass, fail)

@@ -160,11 +160,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 "attn op case {ci} (seed {seed:#x}) heads {nh}/{nkv} hd {hd} ring {cap} first {first} n {n} {kern:?} rows {rows} wide merge {wide_merge:?}: NMSE {nmse:.2e}{note} {}",
                 if ok { "ok" } else { "FAIL" }
             );
-            if ok {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(ok, &mut pass, &mut fail);
         }
     }
     println!("attn op: worst tensor-core NMSE {worst_mma:.2e} (bar 1e-9)");
@@ -204,16 +200,8 @@ pub(crate) fn mma_session_checks(
             attn_mma: Some(m),
             ..tuned
         });
-        let mut s2 = CudaSession::new(dev, gpu, 64).unwrap();
-        let mut got = Vec::with_capacity(want.len());
-        for &t in tokens {
-            got.extend(s2.step(t).unwrap());
-        }
-        let (kl, d, miss) = distance(want, &got, v);
-        let ok = got.iter().all(|x| x.is_finite())
-            && kl <= kl_cpu.max(1e-9)
-            && d <= d_cpu.max(1e-4)
-            && miss == 0;
+        let (mut s2, got) = run_session(dev, gpu, tokens);
+        let (ok, kl, d, miss) = oracle_bar(want, &got, v, kl_cpu, d_cpu);
         println!(
             "model {name:20} vs cpu-ref: cuda session attn_mma {chunk}x{stages} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
             if ok { "ok" } else { "FAIL" }
@@ -230,11 +218,7 @@ pub(crate) fn mma_session_checks(
             if ok_a { "ok" } else { "FAIL" }
         );
         for o in [ok, ok_a] {
-            if o {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(o, &mut pass, &mut fail);
         }
     }
     dev.set_decode_tuning(tuned);
@@ -274,16 +258,8 @@ pub(crate) fn wide_merge_session_checks(
             attn_mma: mma,
             ..tuned
         });
-        let mut s2 = CudaSession::new(dev, gpu, 64).unwrap();
-        let mut got = Vec::with_capacity(want.len());
-        for &t in tokens {
-            got.extend(s2.step(t).unwrap());
-        }
-        let (kl, d, miss) = distance(want, &got, v);
-        let ok = got.iter().all(|x| x.is_finite())
-            && kl <= kl_cpu.max(1e-9)
-            && d <= d_cpu.max(1e-4)
-            && miss == 0;
+        let (mut s2, got) = run_session(dev, gpu, tokens);
+        let (ok, kl, d, miss) = oracle_bar(want, &got, v, kl_cpu, d_cpu);
         let what = if mma.is_some() {
             " after attn_mma 16x2"
         } else {
@@ -305,11 +281,7 @@ pub(crate) fn wide_merge_session_checks(
             if ok_a { "ok" } else { "FAIL" }
         );
         for o in [ok, ok_a] {
-            if o {
-                pass += 1;
-            } else {
-                fail += 1;
-            }
+            tally(o, &mut pass, &mut fail);
         }
     }
     dev.set_decode_tuning(tuned);
