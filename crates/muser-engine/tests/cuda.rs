@@ -373,6 +373,21 @@ fn oracle_bar(
     (ok, kl, d, miss)
 }
 
+/// One parity model's session inputs, with the CPU fast path's distances to cpu-ref (the
+/// oracle's bar for a session option).
+#[derive(Clone, Copy)]
+pub(crate) struct OracleCase<'a> {
+    pub name: &'a str,
+    pub gpu: &'a Glimmer,
+    pub tokens: &'a [u32],
+    /// cpu-ref's logits for every step.
+    pub want: &'a [f32],
+    /// Vocabulary size (logits per step).
+    pub v: usize,
+    pub kl_cpu: f64,
+    pub d_cpu: f64,
+}
+
 /// Adds a check's outcome to the tallies.
 fn tally(ok: bool, pass: &mut usize, fail: &mut usize) {
     if ok {
@@ -604,13 +619,21 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             tally(ok_o, &mut pass, &mut fail);
         }
         dev.set_decode_tuning(tuned);
+        let case = OracleCase {
+            name,
+            gpu: &gpu,
+            tokens: &tokens,
+            want: &want,
+            v,
+            kl_cpu,
+            d_cpu,
+        };
         // Tensor-core attention (cuda-att): at the oracle's bar, and applied.
-        let (p_m, f_m) = mma_session_checks(name, &dev, &gpu, &tokens, &want, v, kl_cpu, d_cpu);
+        let (p_m, f_m) = mma_session_checks(&dev, &case);
         pass += p_m;
         fail += f_m;
         // The wide merge (cuda-att2): at the oracle's bar, and applied.
-        let (p_m, f_m) =
-            wide_merge_session_checks(name, &dev, &gpu, &tokens, &want, v, kl_cpu, d_cpu);
+        let (p_m, f_m) = wide_merge_session_checks(&dev, &case);
         pass += p_m;
         fail += f_m;
         let (ok_w, kl_w, d_w, miss_w) = oracle_bar(&want, &whole, v, kl_cpu, d_cpu);

@@ -171,17 +171,16 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
 /// On one parity model: the session with the tensor-core attention on every layer, held to
 /// the oracle's bar (as close to cpu-ref as the CPU fast path: KL, max |Δ log p|, no top-1
 /// change), and the profile's labels showing it on every layer where the geometry allows.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn mma_session_checks(
-    name: &str,
-    dev: &Cuda,
-    gpu: &Glimmer,
-    tokens: &[u32],
-    want: &[f32],
-    v: usize,
-    kl_cpu: f64,
-    d_cpu: f64,
-) -> (usize, usize) {
+pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, usize) {
+    let OracleCase {
+        name,
+        gpu,
+        tokens,
+        want,
+        v,
+        kl_cpu,
+        d_cpu,
+    } = *case;
     let (mut pass, mut fail) = (0, 0);
     let tuned = dev.decode_tuning();
     let c = &gpu.cfg;
@@ -230,17 +229,16 @@ pub(crate) fn mma_session_checks(
 /// on every layer: the default's pair on long caches), held to the oracle's bar like `mma_session_checks`, and the
 /// profile's labels showing `attend_merge_gate_q8_w` on every layer (head_dim a multiple of
 /// 32: every parity model).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn wide_merge_session_checks(
-    name: &str,
-    dev: &Cuda,
-    gpu: &Glimmer,
-    tokens: &[u32],
-    want: &[f32],
-    v: usize,
-    kl_cpu: f64,
-    d_cpu: f64,
-) -> (usize, usize) {
+pub(crate) fn wide_merge_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, usize) {
+    let OracleCase {
+        name,
+        gpu,
+        tokens,
+        want,
+        v,
+        kl_cpu,
+        d_cpu,
+    } = *case;
     let (mut pass, mut fail) = (0, 0);
     let tuned = dev.decode_tuning();
     let c = &gpu.cfg;

@@ -17,7 +17,7 @@ pub(crate) fn bandwidth(cuda: &Cuda) {
         let wd = stream.clone_htod(&w).unwrap();
         let xd = stream.clone_htod(&x).unwrap();
         let mut yd = stream.alloc_zeros::<f32>(n_out).unwrap();
-        for _ in 0..3 {
+        let mut call = || {
             cuda.matvec_device(
                 ty,
                 &wd.as_view(),
@@ -27,23 +27,13 @@ pub(crate) fn bandwidth(cuda: &Cuda) {
                 n_out,
                 1,
             )
-            .unwrap();
-        }
+            .unwrap()
+        };
+        (0..3).for_each(|_| call());
         stream.synchronize().unwrap();
         let iters = 50;
         let t0 = Instant::now();
-        for _ in 0..iters {
-            cuda.matvec_device(
-                ty,
-                &wd.as_view(),
-                &xd.as_view(),
-                &mut yd.as_view_mut(),
-                n_in,
-                n_out,
-                1,
-            )
-            .unwrap();
-        }
+        (0..iters).for_each(|_| call());
         stream.synchronize().unwrap();
         let s = t0.elapsed().as_secs_f64() / iters as f64;
         println!(
