@@ -701,6 +701,16 @@ fn main() {
         }
         return;
     }
+    if arg.as_deref() == Some("omit") {
+        // In-graph cost of each kernel class: `cuda_test omit PATH D1 D2 ...`.
+        let path = std::env::args().nth(2).unwrap_or_default();
+        if available() {
+            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
+                omit_costs(&CudaOptions::default(), &path, d);
+            }
+        }
+        return;
+    }
     if arg.as_deref() == Some("depth") {
         // Decode at depths only: `cuda_test depth PATH D1 D2 ...`.
         let path = std::env::args().nth(2).unwrap_or_default();

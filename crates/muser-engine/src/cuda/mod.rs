@@ -57,7 +57,7 @@ mod upload;
 pub use launch::{DecodeTuning, MmaAttn, WideMerge};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};
-pub use session::{AttnChoice, AttnKernel, AttnShape, CudaSession};
+pub use session::{AttnChoice, AttnKernel, AttnShape, CudaSession, Omit};
 pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;

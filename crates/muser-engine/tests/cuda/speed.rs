@@ -376,3 +376,70 @@ pub(crate) fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
     dev.set_attention(chosen);
     dev.set_decode_tuning(tuned);
 }
+
+/// What each kernel class costs inside the graph: decode speed with it left out of every
+/// layer (`CudaSession::set_omit`; wrong logits, timing only), interleaved rounds, at a
+/// synthetic depth: `cuda_test omit PATH DEPTH`.
+pub(crate) fn omit_costs(opts: &CudaOptions, path: &str, depth: usize) {
+    use muser_engine::cuda::Omit;
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let mut sess = CudaSession::new(&dev, &model, depth + 256).unwrap();
+    let none = Omit::default();
+    let cases = [
+        ("nothing", none),
+        (
+            "norm tails",
+            Omit {
+                norm_tails: true,
+                ..none
+            },
+        ),
+        (
+            "merge",
+            Omit {
+                merge: true,
+                ..none
+            },
+        ),
+        (
+            "attention + merge",
+            Omit {
+                attention: true,
+                merge: true,
+                ..none
+            },
+        ),
+        ("qkvg", Omit { qkvg: true, ..none }),
+        (
+            "o_proj",
+            Omit {
+                o_proj: true,
+                ..none
+            },
+        ),
+    ];
+    for round in 0..2 {
+        for (what, omit) in cases {
+            sess.set_omit(omit);
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                // Every rep starts at the same depth (the graph reads the placement).
+                sess.fill_synthetic(depth, 7).unwrap();
+                let n = 32;
+                for i in 0..2 {
+                    sess.step_argmax(i * 13 + 1).unwrap();
+                }
+                let t = Instant::now();
+                for i in 0..n {
+                    sess.step_argmax((i * 31 + 7) as u32).unwrap();
+                }
+                best = best.min(1e3 * t.elapsed().as_secs_f64() / n as f64);
+            }
+            println!(
+                "omit depth {depth} round {round}: {what:20} {best:.4} ms/token ({:.2} tok/s)",
+                1e3 / best
+            );
+        }
+    }
+}

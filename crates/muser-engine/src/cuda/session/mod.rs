@@ -121,6 +121,23 @@ fn splits_of(capacity: usize, rows: usize) -> usize {
     capacity.div_ceil(rows.max(ROWS_PER_SPLIT)).clamp(1, 1024)
 }
 
+/// Kernels a timing experiment leaves out of every layer of the step
+/// (`CudaSession::set_omit`). The logits are then wrong: this only measures what each kernel
+/// costs inside the graph (its run time plus its boundary), the most a fold could save.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Omit {
+    /// The two norm tails of each layer (the entry norm and the final one stay).
+    pub norm_tails: bool,
+    /// The split-K attention kernel.
+    pub attention: bool,
+    /// The split-K merge.
+    pub merge: bool,
+    /// The Q/K/V/gate launch (with its folded QK-norm, RoPE and KV store).
+    pub qkvg: bool,
+    /// The output projection.
+    pub o_proj: bool,
+}
+
 /// One sequence on the GPU.
 pub struct CudaSession<'m> {
     cuda: &'m Cuda,
@@ -150,6 +167,8 @@ pub struct CudaSession<'m> {
     act_ff: super::Q8Act,
     /// Whether the dimensions allow fused int8 producers (multiples of 256; head_dim of 32).
     fused: bool,
+    /// Kernels left out for a timing experiment (`set_omit`; normally none).
+    omit: Omit,
 }
 
 fn elems(n: usize) -> LaunchConfig {
@@ -260,7 +279,16 @@ impl<'m> CudaSession<'m> {
             act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
             act_ff: super::Q8Act::new(cuda, c.n_ff)?,
             fused,
+            omit: Omit::default(),
         })
+    }
+
+    /// Leaves `omit`'s kernels out of every later step (the graph is captured again). For
+    /// timing experiments only: with anything left out the logits are wrong.
+    #[doc(hidden)]
+    pub fn set_omit(&mut self, omit: Omit) {
+        self.omit = omit;
+        self.graph = None;
     }
 
     /// Bytes of device memory held by the KV cache.

@@ -275,7 +275,8 @@ impl CudaSession<'_> {
             // `fold` holds the layer's norm weights (head_dim values each), the step's RoPE
             // table (head_dim values), its KV cache (capacity × kv_dim halves each) and the
             // address of its cache slot (below the capacity), as `project` requires.
-            let folded = {
+            let omit = self.omit;
+            let folded = omit.qkvg || {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -382,8 +383,11 @@ impl CudaSession<'_> {
             // window read from `params` lies within the cache; a grouped block's heads
             // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv); a tensor-core
             // block's heads are min(16, group) of one group, its shared memory opted in at load.
-            unsafe { launch(cuda, name, cfg, &args)? };
-            self.mark(|| name.into())?;
+            if !omit.attention {
+                // SAFETY: as above.
+                unsafe { launch(cuda, name, cfg, &args)? };
+                self.mark(|| name.into())?;
+            }
             let [qa, da, sa] = self.q8_args(q8);
             let args = [
                 Arg::P(ptr(&self.s.partials, &st)),
@@ -398,9 +402,12 @@ impl CudaSession<'_> {
             let (merge, cfg) = super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
             // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
             // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
-            unsafe { launch(cuda, merge, cfg, &args)? };
-            self.mark(|| merge.into())?;
-            {
+            if !omit.merge {
+                // SAFETY: as above.
+                unsafe { launch(cuda, merge, cfg, &args)? };
+                self.mark(|| merge.into())?;
+            }
+            if !omit.o_proj {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -413,12 +420,14 @@ impl CudaSession<'_> {
                     None,
                 )?;
             }
-            self.norm_tail(
-                2,
-                Some(&self.layers[l].norms[3]),
-                &self.layers[l].norms[4],
-                q8,
-            )?;
+            if !omit.norm_tails {
+                self.norm_tail(
+                    2,
+                    Some(&self.layers[l].norms[3]),
+                    &self.layers[l].norms[4],
+                    q8,
+                )?;
+            }
             // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
             // `act_ff`), else the segment kernel and swiglu_q8.
             let swiglu_folded = tune.fold_swiglu && q8 && self.gate_up_swiglu(w)?;
@@ -473,7 +482,9 @@ impl CudaSession<'_> {
             } else {
                 &self.output_norm
             };
-            self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
+            if !omit.norm_tails || l + 1 == n_layer {
+                self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
+            }
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.
         let out = &model.weights.output;
