@@ -76,10 +76,12 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let mut worst = 0f64;
     let mut worst_by_type = [0f64; TYPES.len()];
     let mut worst_split = 0f64;
+    let mut worst_seg4 = 0f64;
     let stream = cuda.stream();
     for (ti, &ty) in TYPES.iter().enumerate() {
         let ins: &[usize] = match ty.block_size() {
-            256 => &[256, 2048, 6656],
+            // 512, 2560, 6656: 2 blocks over whole loop trips of the segment kernel (8 blocks each).
+            256 => &[256, 512, 2048, 2560, 6656],
             32 => &[32, 96, 2048, 6656],
             // 100: rows that are not 16-byte aligned take the scalar path.
             _ => &[32, 100, 2048, 6656],
@@ -151,17 +153,22 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         fail += 1;
                         println!("FAIL mv {ty} n_in={n_in} n_out={n_out} n_tok={n_tok} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
                     }
-                    // One-token Q6_K also in the split layout the decode session uses.
-                    if ty == GgmlType::Q6_K && n_tok == 1 {
-                        let split = cuda
-                            .q6k_split_from(&wd.as_view(), n_out * n_in / 256)
-                            .unwrap();
+                    // One-token Q4_K and Q6_K also through the segment kernel the decode
+                    // session uses, Q6_K in its split layout.
+                    if matches!(ty, GgmlType::Q4_K | GgmlType::Q6_K) && n_tok == 1 {
+                        let q6 = ty == GgmlType::Q6_K;
+                        let split = if q6 {
+                            cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
+                                .unwrap()
+                        } else {
+                            wd.clone()
+                        };
                         let mut act = Q8Act::new(cuda, n_in).unwrap();
                         cuda.quantize_into(&xd.as_view(), &mut act, n_in).unwrap();
                         let mut yd = stream.clone_htod(&host_y).unwrap();
                         let mut segs = [Seg {
                             ty,
-                            split: true,
+                            split: q6,
                             w: split.as_view(),
                             y: yd.slice_mut(GUARD..GUARD + n_y),
                             n_out,
@@ -181,12 +188,16 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                             .map(|(a, b)| (f64::from(*a) - b).powi(2))
                             .sum();
                         let nmse = err / sig;
-                        worst_split = worst_split.max(nmse);
+                        if q6 {
+                            worst_split = worst_split.max(nmse);
+                        } else {
+                            worst_seg4 = worst_seg4.max(nmse);
+                        }
                         if guards_ok && finite && nmse <= op_tol(ty) {
                             pass += 1;
                         } else {
                             fail += 1;
-                            println!("FAIL mv {ty} (split layout) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
+                            println!("FAIL mv {ty} (segment kernel) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
                         }
                     }
                 }
@@ -202,6 +213,10 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     println!(
         "op parity Q6_K one token, split layout: worst NMSE {worst_split:.3e} (tolerance {:.0e})",
         op_tol(GgmlType::Q6_K)
+    );
+    println!(
+        "op parity Q4_K one token, segment kernel: worst NMSE {worst_seg4:.3e} (tolerance {:.0e})",
+        op_tol(GgmlType::Q4_K)
     );
     println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e}");
     (pass, fail)
