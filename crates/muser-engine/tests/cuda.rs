@@ -24,6 +24,8 @@ use muser_synth::{Preset, SynthConfig, TypePlan};
 
 #[path = "cuda/attn.rs"]
 mod attn;
+#[path = "cuda/prefill.rs"]
+mod prefill;
 #[path = "cuda/speed.rs"]
 mod speed;
 
@@ -643,6 +645,10 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             kl_cpu,
             d_cpu,
         };
+        // The batched prefill: at the oracle's bar, and applied.
+        let (p_m, f_m) = prefill::prefill_checks(&dev, &case, &fast);
+        pass += p_m;
+        fail += f_m;
         // Tensor-core attention (cuda-att): at the oracle's bar, and applied.
         let (p_m, f_m) = mma_session_checks(&dev, &case);
         pass += p_m;

@@ -43,6 +43,7 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/decode.cu"),
     include_str!("kernels/gather.cu"),
+    include_str!("kernels/prefill.cu"),
     include_str!("kernels/attend_group.cu"),
     include_str!("kernels/attend_mma.cu"),
     include_str!("kernels/attend_merge.cu"),
@@ -51,6 +52,7 @@ const DECODE_SRC: &str = concat!(
 
 mod gather;
 mod launch;
+mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
@@ -129,6 +131,9 @@ pub struct Cuda {
     pub compute_capability: (i32, i32),
     /// Shared memory one block may opt in to (bytes).
     pub max_smem_optin: usize,
+    /// cuBLAS on the session's stream, for the batched prefill's f16 GEMMs (`None` when the
+    /// library is not installed: prompts then go token by token).
+    blas: Option<cudarc::cublas::CudaBlas>,
 }
 
 impl Cuda {
@@ -242,7 +247,15 @@ impl Cuda {
         // would otherwise synchronise.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(cuda_err("creating a stream"))?;
+        // SAFETY: only checks whether libcublas can be opened (cudarc panics on first use of a
+        // missing library).
+        let blas = if unsafe { cudarc::cublas::sys::is_culib_present() } {
+            cudarc::cublas::CudaBlas::new(stream.clone()).ok()
+        } else {
+            None
+        };
         Ok(Cuda {
+            blas,
             ctx,
             stream,
             funcs,

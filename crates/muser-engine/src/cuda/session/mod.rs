@@ -10,6 +10,7 @@ use super::{cuda_err, Cuda};
 
 mod attn;
 mod attn_op;
+mod prefill;
 mod step;
 use crate::error::{Error, Result};
 use crate::model::Glimmer;
@@ -49,6 +50,15 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_mma_128_c32s2",
     // The wide split-K merge (attend_merge.cu; DecodeTuning::wide_merge).
     "attend_merge_gate_q8_w",
+    // Batched prefill (prefill.cu; session/prefill.rs).
+    "dequant_f16",
+    "pf_norm",
+    "pf_qk",
+    "pf_attend_64",
+    "pf_attend_128",
+    "pf_attend_256",
+    "pf_store",
+    "pf_swiglu",
 ];
 
 /// Explicit-origin placement of one layer's cached rows (as `kv::RingMeta`).
@@ -169,6 +179,8 @@ pub struct CudaSession<'m> {
     fused: bool,
     /// Kernels left out for a timing experiment (`set_omit`; normally none).
     omit: Omit,
+    /// The batched prefill's buffers (`prefill.rs`), allocated by the first chunk.
+    pf: Option<prefill::PrefillScratch>,
 }
 
 fn elems(n: usize) -> LaunchConfig {
@@ -280,6 +292,7 @@ impl<'m> CudaSession<'m> {
             act_ff: super::Q8Act::new(cuda, c.n_ff)?,
             fused,
             omit: Omit::default(),
+            pf: None,
         })
     }
 
@@ -552,12 +565,12 @@ impl CudaSession<'_> {
 }
 
 impl crate::generate::Sequence for CudaSession<'_> {
+    /// Several tokens go through the batched prefill (`prefill`), one through a decode step.
     fn feed(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
-        let mut logits = Vec::new();
-        for &t in tokens {
-            logits = self.step(t)?;
+        if tokens.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(logits)
+        self.prefill(tokens)
     }
 
     fn len(&self) -> usize {

@@ -1,0 +1,189 @@
+// Batched prefill (appended to decode.cu at compile time, after gather.cu, whose embed_elem
+// it reuses): a chunk of m prompt tokens through a layer at once. The products are f16 GEMMs
+// (cuBLAS, f32 accumulation) over weights dequantized to f16 here (dequant_f16); these
+// kernels do the rest, one row (token) per block unless said otherwise, with the decode
+// step's operations per element (the same norm, QK-norm / RoPE and gate formulas). The
+// chunk's keys and values stay in their own f16 buffers until the chunk has attended
+// (pf_attend reads the ring's older rows and the chunk's rows up to each token), then
+// pf_store writes them into the cache: a chunk no longer than the ring never overwrites a
+// row one of its tokens still needs.
+
+// Rows of a weight matrix dequantized to f16 (n_rows × n_in, row-major), element by element
+// with embed_elem's operations (types 0-6 as embed_gather's); type 7: Q6_K in the split
+// layout of q6k_split (208-byte blocks, their f16 scales d after all blocks).
+extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes, int type,
+                                       u16 *out, int n_rows, int n_in) {
+    const long long total = (long long)n_rows * n_in;
+    const int nb = n_in >> 8;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        const long long r = e / n_in;
+        const int i = (int)(e % n_in);
+        float v;
+        if (type == 7) {
+            const long long bi = r * nb + i / 256;
+            const u8 *b = w + bi * 208;
+            const u16 dh = ((const u16 *)(w + (long long)n_rows * nb * 208))[bi];
+            const int j = i % 256, half = j / 128, rr = j % 128, quarter = rr / 32, l = rr % 32;
+            const u8 *ql = b + 64 * half, *qh = b + 128 + 32 * half;
+            const signed char *sc = (const signed char *)(b + 192 + 8 * half);
+            const int lo = ql[l + 32 * (quarter & 1)];
+            const int nib = quarter < 2 ? lo & 0xF : lo >> 4;
+            const int q = (nib | (((qh[l] >> (2 * quarter)) & 3) << 4)) - 32;
+            v = __fmul_rn(__fmul_rn(h2f(dh), (float)sc[l / 16 + 2 * quarter]), (float)q);
+        } else {
+            v = embed_elem(w + r * row_bytes, type, i);
+        }
+        out[e] = f2h(v);
+    }
+}
+
+// The norm between two products for row blockIdx.x of x (n values each), as norm_tail_q8's
+// plain loops: mode 1 the weightless entry norm first (x = rmsnorm(x)), mode 2 the post-norm
+// tail first (x += rmsnorm(o) · wp, eps_post); then h = rmsnorm(x) · wn (eps) as f16.
+extern "C" __global__ void pf_norm(float *x, const float *o, const float *wp, float eps_post,
+                                   const float *wn, float eps, u16 *h, int n, int mode) {
+    __shared__ float sh[32];
+    const int nt = blockDim.x;
+    float *xr = x + (size_t)blockIdx.x * n;
+    const float *orow = o + (size_t)blockIdx.x * n;
+    if (mode == 1) {
+        float ss = 0.0f;
+        for (int i = threadIdx.x; i < n; i += nt) ss += xr[i] * xr[i];
+        const float scale = rsqrtf(block_sum(ss, sh) / n + eps);
+        for (int i = threadIdx.x; i < n; i += nt) xr[i] = xr[i] * scale * 1.0f;
+    } else if (mode == 2) {
+        float ss = 0.0f;
+        for (int i = threadIdx.x; i < n; i += nt) ss += orow[i] * orow[i];
+        const float scale = rsqrtf(block_sum(ss, sh) / n + eps_post);
+        for (int i = threadIdx.x; i < n; i += nt) xr[i] += orow[i] * scale * wp[i];
+    }
+    __syncthreads();
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < n; i += nt) ss += xr[i] * xr[i];
+    const float scale = rsqrtf(block_sum(ss, sh) / n + eps);
+    for (int i = threadIdx.x; i < n; i += nt) h[(size_t)blockIdx.x * n + i] = f2h(xr[i] * scale * wn[i]);
+}
+
+// QK-norm and RoPE (sliding layers) of token blockIdx.x, as qk_norm_rope_store: block y <
+// n_head a query head (q, in place), then the key heads (k, into kc as f16), then the value
+// heads (v into vc as f16). cs: the token's (cos, sin) pairs, head_dim values per token.
+extern "C" __global__ void pf_qk(float *q, const float *k, const float *v, const float *qw,
+                                 const float *kw, int n_head, int n_head_kv, int hd, float eps,
+                                 const float *cs, int rope, u16 *kc, u16 *vc) {
+    const int t = blockIdx.x, h = blockIdx.y;
+    const int kv_dim = n_head_kv * hd;
+    const float *cst = cs + (size_t)t * hd;
+    if (h >= n_head + n_head_kv) {
+        const int kvh = h - n_head - n_head_kv;
+        for (int i = threadIdx.x; i < hd; i += blockDim.x)
+            vc[(size_t)t * kv_dim + kvh * hd + i] = f2h(v[(size_t)t * kv_dim + kvh * hd + i]);
+        return;
+    }
+    const bool is_q = h < n_head;
+    const float *src = is_q ? q + (size_t)t * n_head * hd + h * hd
+                            : k + (size_t)t * kv_dim + (h - n_head) * hd;
+    const float *w = is_q ? qw : kw;
+    const float scale = rsqrtf(head_sumsq(hd, [&](int i) { return src[i]; }) / hd + eps);
+    __syncthreads();
+    for (int i = threadIdx.x; i < hd / 2; i += blockDim.x) {
+        const float2 r = qk_pair(src[2 * i], src[2 * i + 1], scale, w[2 * i], w[2 * i + 1], rope,
+                                 cst[2 * i], cst[2 * i + 1]);
+        if (is_q) {
+            float *dst = q + (size_t)t * n_head * hd + h * hd;
+            dst[2 * i] = r.x;
+            dst[2 * i + 1] = r.y;
+        } else {
+            const size_t at = (size_t)t * kv_dim + (h - n_head) * hd + 2 * i;
+            kc[at] = f2h(r.x);
+            kc[at + 1] = f2h(r.y);
+        }
+    }
+}
+
+// Causal attention of chunk token t = blockIdx.x (position p0 + t), query head h = blockIdx.y,
+// one warp: the cache's rows of positions [lo, p0) (ring slot (org_phys + pos - org_log) %
+// cap), lo = max(org_log, p0 + t - window + 1), then the chunk's rows 0 ..= t (kc, vc), with
+// scale `scale`, an online softmax in f32, and the sigmoid gate; the result as f16 into out
+// (row t, head h). Lanes hold head_dim / 32 dims each (hd 64, 128 or 256).
+template <int HD>
+__device__ __forceinline__ void pf_attend_t(const float *q, const u16 *kring, const u16 *vring,
+                                            const u16 *kc, const u16 *vc, const float *gate,
+                                            u16 *out, int n_head, int n_head_kv, int p0,
+                                            int org_log, int org_phys, int cap, int window,
+                                            float scale) {
+    constexpr int D = HD / 32;
+    const int t = blockIdx.x, h = blockIdx.y, lane = threadIdx.x;
+    const int kvh = h / (n_head / n_head_kv), kv_dim = n_head_kv * HD;
+    float qv[D], acc[D];
+#pragma unroll
+    for (int j = 0; j < D; j++) {
+        qv[j] = q[(size_t)t * n_head * HD + h * HD + lane * D + j];
+        acc[j] = 0.0f;
+    }
+    float m = -3.0e38f, s = 0.0f;
+    const int pos = p0 + t;
+    const int lo = max(org_log, pos - window + 1);
+    const int n_ring = max(p0 - lo, 0);
+    const int n_keys = n_ring + t + 1;
+    for (int j = 0; j < n_keys; j++) {
+        const u16 *kr, *vr;
+        if (j < n_ring) {
+            const size_t slot = (size_t)((org_phys + (lo + j - org_log)) % cap);
+            kr = kring + slot * kv_dim + kvh * HD;
+            vr = vring + slot * kv_dim + kvh * HD;
+        } else {
+            const size_t r = (size_t)(j - n_ring);
+            kr = kc + r * kv_dim + kvh * HD;
+            vr = vc + r * kv_dim + kvh * HD;
+        }
+        float d = 0.0f;
+#pragma unroll
+        for (int e = 0; e < D; e++) d += qv[e] * h2f(kr[lane * D + e]);
+        d = warp_sum(d) * scale;
+        const float nm = fmaxf(m, d);
+        const float corr = expf(m - nm), p = expf(d - nm);
+        s = s * corr + p;
+#pragma unroll
+        for (int e = 0; e < D; e++) acc[e] = acc[e] * corr + p * h2f(vr[lane * D + e]);
+        m = nm;
+    }
+    const float inv = 1.0f / s;
+#pragma unroll
+    for (int e = 0; e < D; e++) {
+        const size_t i = (size_t)t * n_head * HD + h * HD + lane * D + e;
+        float a = acc[e] * inv;
+        a *= 1.0f / (1.0f + expf(-gate[i]));
+        out[i] = f2h(a);
+    }
+}
+
+#define PF_ATTEND(HD)                                                                          \
+    extern "C" __global__ void pf_attend_##HD(                                                 \
+        const float *q, const u16 *kring, const u16 *vring, const u16 *kc, const u16 *vc,      \
+        const float *gate, u16 *out, int n_head, int n_head_kv, int p0, int org_log,            \
+        int org_phys, int cap, int window, float scale) {                                      \
+        pf_attend_t<HD>(q, kring, vring, kc, vc, gate, out, n_head, n_head_kv, p0, org_log,    \
+                        org_phys, cap, window, scale);                                         \
+    }
+PF_ATTEND(64)
+PF_ATTEND(128)
+PF_ATTEND(256)
+
+// The chunk's keys and values (m rows of kv_dim f16) into cache rows slots[t].
+extern "C" __global__ void pf_store(const u16 *kc, const u16 *vc, u16 *kring, u16 *vring,
+                                    const int *slots, int kv_dim) {
+    const int t = blockIdx.x;
+    const size_t dst = (size_t)slots[t] * kv_dim, src = (size_t)t * kv_dim;
+    for (int i = threadIdx.x; i < kv_dim; i += blockDim.x) {
+        kring[dst + i] = kc[src + i];
+        vring[dst + i] = vc[src + i];
+    }
+}
+
+// SwiGLU of n values: out = f16(silu(g) · u), silu_mul as the decode step.
+extern "C" __global__ void pf_swiglu(const float *g, const float *u, u16 *out, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        out[i] = f2h(silu_mul(g[i], u[i]));
+}

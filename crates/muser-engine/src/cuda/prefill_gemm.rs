@@ -1,0 +1,135 @@
+//! The batched prefill's products: weights dequantized to f16 on the device (`dequant_f16`)
+//! and multiplied by f16 activation rows with cuBLAS (`cublasGemmEx`, f32 accumulation).
+
+use std::ffi::{c_int, c_void};
+
+use cudarc::cublas::sys as blas;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+use muser_gguf::GgmlType;
+
+use super::launch::{launch_ex, KArg};
+use super::Cuda;
+use crate::error::{Error, Result};
+use crate::weights::{Matrix, Weights};
+
+impl Cuda {
+    /// Whether prompts can run in batched chunks (cuBLAS is installed).
+    pub fn batched_prefill(&self) -> bool {
+        self.blas.is_some()
+    }
+
+    /// The `dequant_f16` type code of matrix `m` as the device holds it, and its weights:
+    /// Q6_K in the split layout (what the decode session keeps), the others as in the file.
+    pub(crate) fn dequant_source(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+    ) -> Result<(i32, std::sync::Arc<CudaSlice<u8>>)> {
+        let code = match m.ty {
+            GgmlType::F32 => 0,
+            GgmlType::F16 => 1,
+            GgmlType::BF16 => 2,
+            GgmlType::Q8_0 => 3,
+            GgmlType::Q4_K => 4,
+            GgmlType::Q5_K => 5,
+            GgmlType::Q6_K if m.n_in % 256 == 0 => 7,
+            ty => {
+                return Err(Error::TensorType {
+                    tensor: m.name.clone(),
+                    ty,
+                    supported: "F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K for the batched prefill"
+                        .into(),
+                })
+            }
+        };
+        let w = if code == 7 {
+            self.device_q6k_split(weights, m)?
+        } else {
+            self.device_weights(weights, m)?
+        };
+        Ok((code, w))
+    }
+
+    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] (f16) · Wᵀ` for matrix `m`: W dequantized
+    /// into `w16` (at least n_out × n_in halves), then one GEMM.
+    pub(crate) fn prefill_product(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x16: &CudaSlice<u16>,
+        n_tok: usize,
+        w16: &mut CudaSlice<u16>,
+        y: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let blas_h = self
+            .blas
+            .as_ref()
+            .ok_or_else(|| Error::Cuda("cuBLAS is not installed".into()))?;
+        let (n_in, n_out) = (m.n_in, m.n_out);
+        if w16.len() < n_in * n_out || x16.len() < n_tok * n_in || y.len() < n_tok * n_out {
+            return Err(Error::Cuda(format!(
+                "prefill product {}: {} / {} / {} values for {n_tok} x {n_in} -> {n_out}",
+                m.name,
+                w16.len(),
+                x16.len(),
+                y.len()
+            )));
+        }
+        let (code, w) = self.dequant_source(weights, m)?;
+        let st = self.stream();
+        let f = self
+            .decode
+            .get("dequant_f16")
+            .ok_or_else(|| Error::Cuda("kernel dequant_f16 not loaded".into()))?;
+        let (wp, _) = w.device_ptr(st);
+        let (w16p, _) = w16.device_ptr(st);
+        let args = [
+            KArg::P(wp),
+            KArg::P(m.row_bytes() as u64),
+            KArg::I(code),
+            KArg::P(w16p),
+            KArg::I(n_out as i32),
+            KArg::I(n_in as i32),
+        ];
+        let cfg = LaunchConfig {
+            grid_dim: ((n_out * n_in).div_ceil(256).min(65_535 * 16) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the weights hold n_out rows of `row_bytes` (the split layout: n_out × n_in /
+        // 256 blocks and their scales), w16 n_out × n_in halves (checked above).
+        unsafe { launch_ex(st, f, cfg, &args, 1)? };
+        let (xp, _) = x16.device_ptr(st);
+        let (yp, _) = y.device_ptr(st);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        // Row-major Y [n_tok, n_out] is column-major Yᵀ [n_out, n_tok] = W · Xᵀ, with W
+        // row-major [n_out, n_in] read as column-major [n_in, n_out] transposed.
+        // SAFETY: the pointers are live device buffers of the sizes checked above; alpha and
+        // beta are host values (the handle's default pointer mode).
+        unsafe {
+            cudarc::cublas::result::gemm_ex(
+                *blas_h.handle(),
+                blas::cublasOperation_t::CUBLAS_OP_T,
+                blas::cublasOperation_t::CUBLAS_OP_N,
+                n_out as c_int,
+                n_tok as c_int,
+                n_in as c_int,
+                &alpha as *const f32 as *const c_void,
+                w16p as *const c_void,
+                blas::cudaDataType::CUDA_R_16F,
+                n_in as c_int,
+                xp as *const c_void,
+                blas::cudaDataType::CUDA_R_16F,
+                n_in as c_int,
+                &beta as *const f32 as *const c_void,
+                yp as *mut c_void,
+                blas::cudaDataType::CUDA_R_32F,
+                n_out as c_int,
+                blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                blas::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }
+        .map_err(|e| Error::Cuda(format!("cuBLAS GEMM for {}: {e:?}", m.name)))?;
+        Ok(())
+    }
+}

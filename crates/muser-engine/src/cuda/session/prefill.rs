@@ -1,0 +1,354 @@
+//! Batched prefill of a `CudaSession`: a prompt's tokens but the last go through the layers
+//! in chunks (f16 GEMMs with cuBLAS over weights dequantized on the device, the other ops in
+//! `kernels/prefill.cu`), writing their KV rows; the last token then runs as a decode step,
+//! which gives the logits. Held to the oracle's bar like the decode step (tested on the
+//! device).
+
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+use super::{kernel, CudaSession};
+use crate::cuda::launch::{launch_ex, KArg as Arg};
+use crate::error::{Error, Result};
+
+use super::step::ptr;
+
+/// Tokens per chunk at most (each chunk is also at most the shortest cache, so that storing its
+/// rows never overwrites a row one of its tokens attends to).
+pub const PREFILL_CHUNK: usize = 256;
+
+/// Device buffers of one chunk (`m` tokens at most).
+pub(super) struct PrefillScratch {
+    m: usize,
+    x: CudaSlice<f32>,
+    h16: CudaSlice<u16>,
+    q: CudaSlice<f32>,
+    k: CudaSlice<f32>,
+    v: CudaSlice<f32>,
+    gate: CudaSlice<f32>,
+    kc: CudaSlice<u16>,
+    vc: CudaSlice<u16>,
+    a16: CudaSlice<u16>,
+    o: CudaSlice<f32>,
+    g: CudaSlice<f32>,
+    u: CudaSlice<f32>,
+    s16: CudaSlice<u16>,
+    w16: CudaSlice<u16>,
+    cs: CudaSlice<f32>,
+    slots: CudaSlice<i32>,
+}
+
+fn blocks(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+impl CudaSession<'_> {
+    /// Tokens per batched chunk for this session (0: batched prefill unavailable).
+    fn chunk_len(&self) -> usize {
+        let shortest = self
+            .layers
+            .iter()
+            .map(|l| l.place.window)
+            .min()
+            .unwrap_or(0);
+        if !self.cuda.batched_prefill() {
+            return 0;
+        }
+        PREFILL_CHUNK.min(shortest)
+    }
+
+    /// Runs `tokens` at the next positions and returns the last one's logits: every token but
+    /// the last in batched chunks where available (else one decode step each), the last as a
+    /// decode step.
+    pub fn prefill(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        let Some((&last, rest)) = tokens.split_last() else {
+            return Err(Error::Cuda("prefill of no tokens".into()));
+        };
+        let end = self.next + tokens.len();
+        if end > self.max_positions {
+            return Err(Error::CacheFull {
+                position: end - 1,
+                capacity: self.max_positions,
+            });
+        }
+        let n_vocab = self.model.cfg.n_vocab;
+        if let Some(&id) = tokens.iter().find(|&&t| t as usize >= n_vocab) {
+            return Err(Error::TokenOutOfRange { id, n_vocab });
+        }
+        let chunk = self.chunk_len();
+        if chunk == 0 {
+            for &t in rest {
+                self.step(t)?;
+            }
+        } else {
+            for c in rest.chunks(chunk) {
+                self.prefill_chunk(c)?;
+            }
+        }
+        self.step(last)
+    }
+
+    /// The scratch for chunks of up to `m` tokens (allocated on first use).
+    fn prefill_scratch(&mut self, m: usize) -> Result<PrefillScratch> {
+        if let Some(p) = self.pf.take() {
+            if p.m >= m {
+                return Ok(p);
+            }
+        }
+        let c = &self.model.cfg;
+        let st = self.cuda.stream();
+        let f = |n: usize| {
+            st.alloc_zeros::<f32>(n.max(1))
+                .map_err(super::cuda_err("allocating the prefill scratch"))
+        };
+        let h = |n: usize| {
+            st.alloc_zeros::<u16>(n.max(1))
+                .map_err(super::cuda_err("allocating the prefill scratch"))
+        };
+        let w = &self.model.weights;
+        let largest = w
+            .layers
+            .iter()
+            .flat_map(|l| {
+                [
+                    &l.attn_q,
+                    &l.attn_k,
+                    &l.attn_v,
+                    &l.attn_gate,
+                    &l.attn_output,
+                    &l.ffn_gate,
+                    &l.ffn_up,
+                    &l.ffn_down,
+                ]
+            })
+            .map(|m| m.n_in * m.n_out)
+            .max()
+            .unwrap_or(0);
+        let wide = c.n_embd.max(c.q_dim());
+        Ok(PrefillScratch {
+            m,
+            x: f(m * c.n_embd)?,
+            h16: h(m * wide)?,
+            q: f(m * c.q_dim())?,
+            k: f(m * c.kv_dim())?,
+            v: f(m * c.kv_dim())?,
+            gate: f(m * c.q_dim())?,
+            kc: h(m * c.kv_dim())?,
+            vc: h(m * c.kv_dim())?,
+            a16: h(m * c.q_dim())?,
+            o: f(m * c.n_embd)?,
+            g: f(m * c.n_ff)?,
+            u: f(m * c.n_ff)?,
+            s16: h(m * c.n_ff)?,
+            w16: h(largest)?,
+            cs: f(m * c.head_dim)?,
+            slots: st
+                .alloc_zeros::<i32>(m.max(1))
+                .map_err(super::cuda_err("allocating the prefill scratch"))?,
+        })
+    }
+
+    /// One chunk of tokens (at most `chunk_len`) through every layer: their KV rows land in
+    /// the caches and the placements advance; no logits.
+    fn prefill_chunk(&mut self, tokens: &[u32]) -> Result<()> {
+        let m = tokens.len();
+        let mut p = self.prefill_scratch(m)?;
+        let r = self.prefill_chunk_with(tokens, &mut p);
+        self.pf = Some(p);
+        r
+    }
+
+    fn prefill_chunk_with(&mut self, tokens: &[u32], p: &mut PrefillScratch) -> Result<()> {
+        let (cuda, model) = (self.cuda, self.model);
+        let c = &model.cfg;
+        let st = cuda.stream().clone();
+        let m = tokens.len();
+        let p0 = self.next;
+        let (n, hd) = (c.n_embd, c.head_dim);
+        let err = super::cuda_err("uploading prefill inputs");
+        // The embedding rows (dequantized on the host, as the decode step's fallback) and the
+        // RoPE table of the chunk's positions (f64 angles rounded to f32, as `prepare`).
+        let mut x = vec![0f32; m * n];
+        for (t, &tok) in tokens.iter().enumerate() {
+            model.weights.dequantize_row(
+                &model.weights.token_embd,
+                tok as usize,
+                &mut x[t * n..(t + 1) * n],
+            )?;
+        }
+        st.memcpy_htod(&x, &mut p.x).map_err(err)?;
+        let mut cs = Vec::with_capacity(m * hd);
+        for t in 0..m {
+            let pos = (p0 + t) as f64;
+            for i in 0..hd / 2 {
+                let theta = pos * f64::from(c.rope_freq_base_swa).powf(-2.0 * i as f64 / hd as f64);
+                let (s, co) = theta.sin_cos();
+                cs.extend([co as f32, s as f32]);
+            }
+        }
+        st.memcpy_htod(&cs, &mut p.cs)
+            .map_err(super::cuda_err("uploading prefill inputs"))?;
+        // Entry norm (weightless, then layer 0's attn_norm) into h16.
+        self.pf_norm(p, m, 1, None, &self.layers[0].norms[0])?;
+        let attend = match hd {
+            64 => "pf_attend_64",
+            128 => "pf_attend_128",
+            _ => "pf_attend_256",
+        };
+        for l in 0..c.n_layer {
+            let w = &model.weights.layers[l];
+            for (mat, y) in [
+                (&w.attn_q, &mut p.q),
+                (&w.attn_k, &mut p.k),
+                (&w.attn_v, &mut p.v),
+                (&w.attn_gate, &mut p.gate),
+            ] {
+                cuda.prefill_product(&model.weights, mat, &p.h16, m, &mut p.w16, y)?;
+            }
+            let lay = &self.layers[l];
+            let args = [
+                Arg::P(ptr(&p.q, &st)),
+                Arg::P(ptr(&p.k, &st)),
+                Arg::P(ptr(&p.v, &st)),
+                Arg::P(ptr(&lay.norms[1], &st)),
+                Arg::P(ptr(&lay.norms[2], &st)),
+                Arg::I(c.n_head as i32),
+                Arg::I(c.n_head_kv as i32),
+                Arg::I(hd as i32),
+                Arg::F(c.rms_eps),
+                Arg::P(ptr(&p.cs, &st)),
+                Arg::I(i32::from(c.sliding[l])),
+                Arg::P(ptr(&p.kc, &st)),
+                Arg::P(ptr(&p.vc, &st)),
+            ];
+            let cfg = LaunchConfig {
+                grid_dim: (m as u32, (c.n_head + 2 * c.n_head_kv) as u32, 1),
+                block_dim: (64, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: q holds m × q_dim, k and v m × kv_dim values, kc and vc m × kv_dim
+            // halves, cs m × head_dim values, the norm weights head_dim values.
+            unsafe { launch_ex(&st, kernel(cuda, "pf_qk")?, cfg, &args, 1)? };
+            // Attention over the cache's rows before the chunk and the chunk's own.
+            let place = lay.place;
+            if place.origin_logical + place.len != p0 {
+                return Err(Error::Cuda(format!(
+                    "layer {l}: the cache holds positions {}..{}, the chunk starts at {p0}",
+                    place.origin_logical,
+                    place.origin_logical + place.len
+                )));
+            }
+            let args = [
+                Arg::P(ptr(&p.q, &st)),
+                Arg::P(ptr(&lay.k, &st)),
+                Arg::P(ptr(&lay.v, &st)),
+                Arg::P(ptr(&p.kc, &st)),
+                Arg::P(ptr(&p.vc, &st)),
+                Arg::P(ptr(&p.gate, &st)),
+                Arg::P(ptr(&p.a16, &st)),
+                Arg::I(c.n_head as i32),
+                Arg::I(c.n_head_kv as i32),
+                Arg::I(p0 as i32),
+                Arg::I(place.origin_logical as i32),
+                Arg::I(place.origin_physical as i32),
+                Arg::I(place.capacity as i32),
+                Arg::I(place.window as i32),
+                Arg::F(c.attn_scale()),
+            ];
+            let cfg = LaunchConfig {
+                grid_dim: (m as u32, c.n_head as u32, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: q and gate hold m × q_dim values, a16 m × q_dim halves, kc / vc m ×
+            // kv_dim; the cache rows read are those of positions [lo, p0), which the placement
+            // holds (checked above), at slots below the capacity.
+            unsafe { launch_ex(&st, kernel(cuda, attend)?, cfg, &args, 1)? };
+            // The chunk's rows into the cache, at the slots the placement gives them.
+            let slots: Vec<i32> = {
+                let lay = &mut self.layers[l];
+                (0..m).map(|t| lay.place.append(p0 + t) as i32).collect()
+            };
+            st.memcpy_htod(&slots, &mut p.slots)
+                .map_err(super::cuda_err("uploading prefill slots"))?;
+            let lay = &self.layers[l];
+            let args = [
+                Arg::P(ptr(&p.kc, &st)),
+                Arg::P(ptr(&p.vc, &st)),
+                Arg::P(ptr(&lay.k, &st)),
+                Arg::P(ptr(&lay.v, &st)),
+                Arg::P(ptr(&p.slots, &st)),
+                Arg::I(c.kv_dim() as i32),
+            ];
+            // SAFETY: m slots below the capacity (from the placement), m rows of kv_dim halves.
+            unsafe { launch_ex(&st, kernel(cuda, "pf_store")?, blocks(m), &args, 1)? };
+            // Output projection, post-attention norm tail and the FFN norm.
+            cuda.prefill_product(
+                &model.weights,
+                &w.attn_output,
+                &p.a16,
+                m,
+                &mut p.w16,
+                &mut p.o,
+            )?;
+            self.pf_norm(
+                p,
+                m,
+                2,
+                Some(&self.layers[l].norms[3]),
+                &self.layers[l].norms[4],
+            )?;
+            cuda.prefill_product(&model.weights, &w.ffn_gate, &p.h16, m, &mut p.w16, &mut p.g)?;
+            cuda.prefill_product(&model.weights, &w.ffn_up, &p.h16, m, &mut p.w16, &mut p.u)?;
+            let total = (m * c.n_ff) as i64;
+            let args = [
+                Arg::P(ptr(&p.g, &st)),
+                Arg::P(ptr(&p.u, &st)),
+                Arg::P(ptr(&p.s16, &st)),
+                Arg::P(total as u64),
+            ];
+            let cfg = blocks((m * c.n_ff).div_ceil(256).min(65_535));
+            // SAFETY: g and u hold m × n_ff values, s16 m × n_ff halves.
+            unsafe { launch_ex(&st, kernel(cuda, "pf_swiglu")?, cfg, &args, 1)? };
+            cuda.prefill_product(&model.weights, &w.ffn_down, &p.s16, m, &mut p.w16, &mut p.o)?;
+            // Post-FFN norm tail and the next layer's attn_norm (the last layer's output norm
+            // is the decode step's business: the chunk's hidden states end here).
+            if l + 1 < c.n_layer {
+                let (post, next) = (&self.layers[l].norms[5], &self.layers[l + 1].norms[0]);
+                self.pf_norm(p, m, 2, Some(post), next)?;
+            }
+        }
+        self.next = p0 + m;
+        Ok(())
+    }
+
+    /// `pf_norm` over the chunk's m rows: mode 1 (entry) or 2 (post-norm tail with weights
+    /// `post`), then the norm with weights `wn`, into h16.
+    fn pf_norm(
+        &self,
+        p: &mut PrefillScratch,
+        m: usize,
+        mode: i32,
+        post: Option<&CudaSlice<f32>>,
+        wn: &CudaSlice<f32>,
+    ) -> Result<()> {
+        let c = &self.model.cfg;
+        let st = self.cuda.stream();
+        let args = [
+            Arg::P(ptr(&p.x, st)),
+            Arg::P(ptr(&p.o, st)),
+            Arg::P(post.map_or(0, |w| ptr(w, st))),
+            Arg::F(c.post_norm_eps),
+            Arg::P(ptr(wn, st)),
+            Arg::F(c.rms_eps),
+            Arg::P(ptr(&p.h16, st)),
+            Arg::I(c.n_embd as i32),
+            Arg::I(mode),
+        ];
+        // SAFETY: x and o hold m × n_embd values, h16 m × n_embd halves, the weights n_embd.
+        unsafe { launch_ex(st, kernel(self.cuda, "pf_norm")?, blocks(m), &args, 1) }
+    }
+}
