@@ -77,10 +77,13 @@ impl Cuda {
         }
         let (code, w) = self.dequant_source(weights, m)?;
         let st = self.stream();
+        // Q4_K and Q6_K (split) 32 elements a thread, the others one.
+        let vec = matches!(code, 4 | 7);
+        let name = if vec { "dequant_f16_v" } else { "dequant_f16" };
         let f = self
             .decode
-            .get("dequant_f16")
-            .ok_or_else(|| Error::Cuda("kernel dequant_f16 not loaded".into()))?;
+            .get(name)
+            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         let (wp, _) = w.device_ptr(st);
         let (w16p, _) = w16.device_ptr(st);
         let args = [
@@ -91,8 +94,13 @@ impl Cuda {
             KArg::I(n_out as i32),
             KArg::I(n_in as i32),
         ];
+        let per = if vec { 32 } else { 1 };
         let cfg = LaunchConfig {
-            grid_dim: ((n_out * n_in).div_ceil(256).min(65_535 * 16) as u32, 1, 1),
+            grid_dim: (
+                (n_out * n_in / per).div_ceil(256).min(65_535 * 16) as u32,
+                1,
+                1,
+            ),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };

@@ -38,6 +38,70 @@ extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes
     }
 }
 
+// dequant_f16 for Q4_K (type 4) and Q6_K split (type 7) with one thread per 32 consecutive
+// elements: 16-byte loads of the quants, 16-byte stores of the halves, the scale (and min)
+// once per thread; per element the same operations as dequant_f16 (the same halves).
+__device__ __forceinline__ u32 pack2(float a, float b) {
+    return (u32)f2h(a) | ((u32)f2h(b) << 16);
+}
+extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_bytes, int type,
+                                         u16 *out, int n_rows, int n_in) {
+    const int nb = n_in >> 8;
+    const long long groups = (long long)n_rows * nb * 8;
+    for (long long gi = blockIdx.x * (long long)blockDim.x + threadIdx.x; gi < groups;
+         gi += (long long)gridDim.x * blockDim.x) {
+        const long long r = gi / (nb * 8);
+        const int rem = (int)(gi % (nb * 8)), b = rem / 8, j = rem % 8;
+        float v[32];
+        if (type == 4) {
+            // Sub-block j = 2k + hi: low (hi 0) or high nibbles of qs[32k .. 32k + 32).
+            const u8 *blk = w + r * row_bytes + (size_t)b * 144;
+            const int k = j / 2, hi = j % 2;
+            int sc, m;
+            scale_min_k4(j, blk + 4, &sc, &m);
+            const float d = __fmul_rn(h2f(ld_u16(blk)), (float)sc);
+            const float mn = __fmul_rn(h2f(ld_u16(blk + 2)), (float)m);
+            const uint4 q0 = *(const uint4 *)(blk + 16 + 32 * k);
+            const uint4 q1 = *(const uint4 *)(blk + 32 + 32 * k);
+            const u32 qw[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+#pragma unroll
+            for (int e = 0; e < 32; e++) {
+                const int byte = (qw[e / 4] >> (8 * (e % 4))) & 0xFF;
+                const int q = hi ? byte >> 4 : byte & 0xF;
+                v[e] = __fsub_rn(__fmul_rn(d, (float)q), mn);
+            }
+        } else {
+            // Group j = 4 half + quarter of 32 elements l = 0 .. 31.
+            const long long bi = r * nb + b;
+            const u8 *blk = w + bi * 208;
+            const u16 dh = ((const u16 *)(w + (long long)n_rows * nb * 208))[bi];
+            const int half = j / 4, quarter = j % 4;
+            const uint4 l0 = *(const uint4 *)(blk + 64 * half + 32 * (quarter & 1));
+            const uint4 l1 = *(const uint4 *)(blk + 64 * half + 32 * (quarter & 1) + 16);
+            const uint4 h0 = *(const uint4 *)(blk + 128 + 32 * half);
+            const uint4 h1 = *(const uint4 *)(blk + 128 + 32 * half + 16);
+            const u32 lw[8] = {l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w};
+            const u32 hw[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
+            const signed char *sc = (const signed char *)(blk + 192 + 8 * half);
+            const float d0 = __fmul_rn(h2f(dh), (float)sc[2 * quarter]);
+            const float d1 = __fmul_rn(h2f(dh), (float)sc[1 + 2 * quarter]);
+#pragma unroll
+            for (int l = 0; l < 32; l++) {
+                const int lo = (lw[l / 4] >> (8 * (l % 4))) & 0xFF;
+                const int hb = (hw[l / 4] >> (8 * (l % 4))) & 0xFF;
+                const int nib = quarter < 2 ? lo & 0xF : lo >> 4;
+                const int q = (nib | (((hb >> (2 * quarter)) & 3) << 4)) - 32;
+                v[l] = __fmul_rn(l < 16 ? d0 : d1, (float)q);
+            }
+        }
+        uint4 *dst = (uint4 *)(out + r * n_in + (long long)b * 256 + 32 * j);
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            dst[c] = make_uint4(pack2(v[8 * c], v[8 * c + 1]), pack2(v[8 * c + 2], v[8 * c + 3]),
+                                pack2(v[8 * c + 4], v[8 * c + 5]), pack2(v[8 * c + 6], v[8 * c + 7]));
+    }
+}
+
 // The norm between two products for row blockIdx.x of x (n values each), as norm_tail_q8's
 // plain loops: mode 1 the weightless entry norm first (x = rmsnorm(x)), mode 2 the post-norm
 // tail first (x += rmsnorm(o) · wp, eps_post); then h = rmsnorm(x) · wn (eps) as f16.

@@ -52,6 +52,7 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_merge_gate_q8_w",
     // Batched prefill (prefill.cu; session/prefill.rs).
     "dequant_f16",
+    "dequant_f16_v",
     "pf_norm",
     "pf_qk",
     "pf_attend_64",

@@ -14,7 +14,7 @@ use super::step::ptr;
 
 /// Tokens per chunk at most (each chunk is also at most the shortest cache, so that storing its
 /// rows never overwrites a row one of its tokens attends to).
-pub const PREFILL_CHUNK: usize = 256;
+pub const PREFILL_CHUNK: usize = 1024;
 
 /// Device buffers of one chunk (`m` tokens at most).
 pub(super) struct PrefillScratch {
@@ -146,7 +146,7 @@ impl CudaSession<'_> {
             w16: h(largest)?,
             cs: f(m * c.head_dim)?,
             slots: st
-                .alloc_zeros::<i32>(m.max(1))
+                .alloc_zeros::<i32>((m * c.n_layer).max(1))
                 .map_err(super::cuda_err("allocating the prefill scratch"))?,
         })
     }
@@ -191,6 +191,25 @@ impl CudaSession<'_> {
         }
         st.memcpy_htod(&cs, &mut p.cs)
             .map_err(super::cuda_err("uploading prefill inputs"))?;
+        // Every layer's placement before the chunk (what its attention reads), then the slots
+        // the chunk's rows take (appended now, stored after each layer's attention), one
+        // upload for the chunk.
+        let pre: Vec<_> = self.layers.iter().map(|l| l.place).collect();
+        for (l, place) in pre.iter().enumerate() {
+            if place.origin_logical + place.len != p0 {
+                return Err(Error::Cuda(format!(
+                    "layer {l}: the cache holds positions {}..{}, the chunk starts at {p0}",
+                    place.origin_logical,
+                    place.origin_logical + place.len
+                )));
+            }
+        }
+        let mut slots = Vec::with_capacity(m * c.n_layer);
+        for lay in &mut self.layers {
+            slots.extend((0..m).map(|t| lay.place.append(p0 + t) as i32));
+        }
+        st.memcpy_htod(&slots, &mut p.slots)
+            .map_err(super::cuda_err("uploading prefill slots"))?;
         // Entry norm (weightless, then layer 0's attn_norm) into h16.
         self.pf_norm(p, m, 1, None, &self.layers[0].norms[0])?;
         let attend = match hd {
@@ -233,14 +252,7 @@ impl CudaSession<'_> {
             // halves, cs m × head_dim values, the norm weights head_dim values.
             unsafe { launch_ex(&st, kernel(cuda, "pf_qk")?, cfg, &args, 1)? };
             // Attention over the cache's rows before the chunk and the chunk's own.
-            let place = lay.place;
-            if place.origin_logical + place.len != p0 {
-                return Err(Error::Cuda(format!(
-                    "layer {l}: the cache holds positions {}..{}, the chunk starts at {p0}",
-                    place.origin_logical,
-                    place.origin_logical + place.len
-                )));
-            }
+            let place = pre[l];
             let args = [
                 Arg::P(ptr(&p.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -267,20 +279,13 @@ impl CudaSession<'_> {
             // kv_dim; the cache rows read are those of positions [lo, p0), which the placement
             // holds (checked above), at slots below the capacity.
             unsafe { launch_ex(&st, kernel(cuda, attend)?, cfg, &args, 1)? };
-            // The chunk's rows into the cache, at the slots the placement gives them.
-            let slots: Vec<i32> = {
-                let lay = &mut self.layers[l];
-                (0..m).map(|t| lay.place.append(p0 + t) as i32).collect()
-            };
-            st.memcpy_htod(&slots, &mut p.slots)
-                .map_err(super::cuda_err("uploading prefill slots"))?;
-            let lay = &self.layers[l];
+            // The chunk's rows into the cache, at the slots the placement gave them.
             let args = [
                 Arg::P(ptr(&p.kc, &st)),
                 Arg::P(ptr(&p.vc, &st)),
                 Arg::P(ptr(&lay.k, &st)),
                 Arg::P(ptr(&lay.v, &st)),
-                Arg::P(ptr(&p.slots, &st)),
+                Arg::P(ptr(&p.slots, &st) + (4 * m * l) as u64),
                 Arg::I(c.kv_dim() as i32),
             ];
             // SAFETY: m slots below the capacity (from the placement), m rows of kv_dim halves.
