@@ -234,6 +234,101 @@ PF_ATTEND(64)
 PF_ATTEND(128)
 PF_ATTEND(256)
 
+// pf_attend with the G = n_head / n_head_kv query heads of a KV group in one block (grid: m
+// tokens × n_head_kv groups, G warps, warp w = head g·G + w): the block stages each tile of 32
+// keys and values in shared memory once for its G heads; lane j scores key j of the tile
+// (q·k over the head dims, q in shared memory), the warp takes the tile's max and sum, then
+// lane l accumulates dims l·D .. l·D + D over the tile's 32 values. Same keys, scale, online
+// softmax in f32 and gate as pf_attend, another summation order. K rows are padded by 2
+// halves so that lane j's 4-byte reads fall in distinct banks.
+template <int HD>
+__device__ __forceinline__ void pf_attend_g_t(const float *q, const u16 *kring, const u16 *vring,
+                                              const u16 *kc, const u16 *vc, const float *gate,
+                                              u16 *out, int n_head, int n_head_kv, int p0,
+                                              int org_log, int org_phys, int cap, int window,
+                                              float scale) {
+    constexpr int D = HD / 32, KP = HD + 2;
+    __shared__ float qs[32][HD];
+    __shared__ __align__(16) u16 ks[32][KP];
+    __shared__ __align__(16) u16 vs[32][HD];
+    const int t = blockIdx.x, g = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int G = blockDim.x >> 5, h = g * G + w, kv_dim = n_head_kv * HD;
+    for (int d = lane; d < HD; d += 32) qs[w][d] = q[(size_t)t * n_head * HD + h * HD + d];
+    const int pos = p0 + t;
+    const int lo = max(org_log, pos - window + 1);
+    const int n_ring = max(p0 - lo, 0);
+    const int n_keys = n_ring + t + 1;
+    float m = -3.0e38f, l = 0.0f, acc[D];
+#pragma unroll
+    for (int e = 0; e < D; e++) acc[e] = 0.0f;
+    for (int j0 = 0; j0 < n_keys; j0 += 32) {
+        __syncthreads();
+        // Stage keys j0 .. j0 + 31 (4-byte pieces; rows past the end are zeros).
+        for (int i = threadIdx.x; i < 32 * (HD / 2); i += blockDim.x) {
+            const int r = i / (HD / 2), c = i % (HD / 2), j = j0 + r;
+            u32 kw = 0, vw = 0;
+            if (j < n_keys) {
+                const u16 *kr, *vr;
+                if (j < n_ring) {
+                    const size_t slot = (size_t)((org_phys + (lo + j - org_log)) % cap);
+                    kr = kring + slot * kv_dim + g * HD;
+                    vr = vring + slot * kv_dim + g * HD;
+                } else {
+                    const size_t rr = (size_t)(j - n_ring);
+                    kr = kc + rr * kv_dim + g * HD;
+                    vr = vc + rr * kv_dim + g * HD;
+                }
+                kw = *(const u32 *)(kr + 2 * c);
+                vw = *(const u32 *)(vr + 2 * c);
+            }
+            *(u32 *)&ks[r][2 * c] = kw;
+            *(u32 *)&vs[r][2 * c] = vw;
+        }
+        __syncthreads();
+        // Lane j: the score of key j0 + j.
+        float sc = 0.0f;
+#pragma unroll 8
+        for (int c = 0; c < HD / 2; c++) {
+            const u32 kw = *(const u32 *)&ks[lane][2 * c];
+            sc += qs[w][2 * c] * h2f((u16)(kw & 0xFFFF)) + qs[w][2 * c + 1] * h2f((u16)(kw >> 16));
+        }
+        sc = j0 + lane < n_keys ? sc * scale : -3.0e38f;
+        float tmax = sc;
+        for (int o = 16; o > 0; o >>= 1) tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, o));
+        const float nm = fmaxf(m, tmax);
+        const float corr = expf(m - nm);
+        const float p = j0 + lane < n_keys ? expf(sc - nm) : 0.0f;
+        l = l * corr + warp_sum(p);
+#pragma unroll
+        for (int e = 0; e < D; e++) acc[e] *= corr;
+        for (int j = 0; j < 32; j++) {
+            const float pj = __shfl_sync(0xffffffffu, p, j);
+#pragma unroll
+            for (int e = 0; e < D; e++) acc[e] += pj * h2f(vs[j][lane * D + e]);
+        }
+        m = nm;
+    }
+    const float inv = 1.0f / l;
+#pragma unroll
+    for (int e = 0; e < D; e++) {
+        const size_t i = (size_t)t * n_head * HD + h * HD + lane * D + e;
+        float a = acc[e] * inv;
+        a *= 1.0f / (1.0f + expf(-gate[i]));
+        out[i] = f2h(a);
+    }
+}
+
+#define PF_ATTEND_G(HD)                                                                        \
+    extern "C" __global__ void pf_attend_g_##HD(                                               \
+        const float *q, const u16 *kring, const u16 *vring, const u16 *kc, const u16 *vc,      \
+        const float *gate, u16 *out, int n_head, int n_head_kv, int p0, int org_log,            \
+        int org_phys, int cap, int window, float scale) {                                      \
+        pf_attend_g_t<HD>(q, kring, vring, kc, vc, gate, out, n_head, n_head_kv, p0, org_log,  \
+                          org_phys, cap, window, scale);                                       \
+    }
+PF_ATTEND_G(64)
+PF_ATTEND_G(128)
+
 // The chunk's keys and values (m rows of kv_dim f16) into cache rows slots[t].
 extern "C" __global__ void pf_store(const u16 *kc, const u16 *vc, u16 *kring, u16 *vring,
                                     const int *slots, int kv_dim) {

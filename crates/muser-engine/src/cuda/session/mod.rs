@@ -58,6 +58,8 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "pf_attend_64",
     "pf_attend_128",
     "pf_attend_256",
+    "pf_attend_g_64",
+    "pf_attend_g_128",
     "pf_store",
     "pf_swiglu",
 ];

@@ -212,10 +212,15 @@ impl CudaSession<'_> {
             .map_err(super::cuda_err("uploading prefill slots"))?;
         // Entry norm (weightless, then layer 0's attn_norm) into h16.
         self.pf_norm(p, m, 1, None, &self.layers[0].norms[0])?;
-        let attend = match hd {
-            64 => "pf_attend_64",
-            128 => "pf_attend_128",
-            _ => "pf_attend_256",
+        // The query heads of a KV group share each staged tile (head_dim 64 or 128, at most
+        // 32 heads a group), else one warp per query head.
+        let group = c.n_head / c.n_head_kv;
+        let (attend, per_block) = match hd {
+            64 if group <= 32 => ("pf_attend_g_64", group),
+            128 if group <= 32 => ("pf_attend_g_128", group),
+            64 => ("pf_attend_64", 1),
+            128 => ("pf_attend_128", 1),
+            _ => ("pf_attend_256", 1),
         };
         for l in 0..c.n_layer {
             let w = &model.weights.layers[l];
@@ -271,13 +276,14 @@ impl CudaSession<'_> {
                 Arg::F(c.attn_scale()),
             ];
             let cfg = LaunchConfig {
-                grid_dim: (m as u32, c.n_head as u32, 1),
-                block_dim: (32, 1, 1),
+                grid_dim: (m as u32, (c.n_head / per_block) as u32, 1),
+                block_dim: (32 * per_block as u32, 1, 1),
                 shared_mem_bytes: 0,
             };
             // SAFETY: q and gate hold m × q_dim values, a16 m × q_dim halves, kc / vc m ×
             // kv_dim; the cache rows read are those of positions [lo, p0), which the placement
-            // holds (checked above), at slots below the capacity.
+            // holds (checked above), at slots below the capacity; a grouped block's heads are
+            // its KV group's (per_block = n_head / n_head_kv).
             unsafe { launch_ex(&st, kernel(cuda, attend)?, cfg, &args, 1)? };
             // The chunk's rows into the cache, at the slots the placement gave them.
             let args = [
