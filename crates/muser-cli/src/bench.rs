@@ -16,7 +16,7 @@ use crate::device::{Device, Opened, Split};
 /// How the KV cache is filled before the tg tests at a depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DepthFill {
-    /// Run the depth's tokens through the model (token by token on CUDA).
+    /// Run the depth's tokens through the model (on CUDA: the batched prefill).
     Prefill,
     /// Write deterministic random KV rows straight into the cache (CUDA only): the same
     /// bytes are read per token as after a prefill, without minutes of prefill at 32k.
@@ -138,16 +138,22 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         opened.device_name(),
         bytes_per_token
     );
-    if opened.cuda().is_some() {
+    if let Some(cuda) = opened.cuda() {
+        let cuda_batched = cuda.batched_prefill();
         println!(
-            "tg: greedy, {}; depth: cache filled by {}; GB/token = weights + KV rows read",
+            "pp: {}; tg: greedy, {}; depth: cache filled by {}; GB/token = weights + KV rows read",
+            if cuda_batched {
+                "batched prefill (chunks of f16 cuBLAS GEMMs), the last token as a decode step"
+            } else {
+                "token by token (no cuBLAS)"
+            },
             if args.host_logits {
                 "logits copied back, argmax on the host"
             } else {
                 "argmax on the GPU (the logits are not copied back)"
             },
             match args.depth_fill {
-                DepthFill::Prefill => "prefill (token by token)",
+                DepthFill::Prefill => "prefill",
                 DepthFill::Synthetic => "synthetic KV rows (CudaSession::fill_synthetic)",
             }
         );

@@ -45,6 +45,17 @@ fn blocks(n: usize) -> LaunchConfig {
     }
 }
 
+/// Tokens per batched chunk for caches whose shortest window is `shortest` (0: token by
+/// token): at most `PREFILL_CHUNK`, and never more than a ring holds, so that a chunk's rows
+/// never overwrite a row one of its tokens attends to.
+fn chunk_len_for(shortest: usize, batched: bool) -> usize {
+    if batched {
+        PREFILL_CHUNK.min(shortest)
+    } else {
+        0
+    }
+}
+
 impl CudaSession<'_> {
     /// Tokens per batched chunk for this session (0: batched prefill unavailable).
     fn chunk_len(&self) -> usize {
@@ -54,10 +65,7 @@ impl CudaSession<'_> {
             .map(|l| l.place.window)
             .min()
             .unwrap_or(0);
-        if !self.cuda.batched_prefill() {
-            return 0;
-        }
-        PREFILL_CHUNK.min(shortest)
+        chunk_len_for(shortest, self.cuda.batched_prefill())
     }
 
     /// Runs `tokens` at the next positions and returns the last one's logits: every token but
@@ -222,7 +230,7 @@ impl CudaSession<'_> {
             128 => ("pf_attend_128", 1),
             _ => ("pf_attend_256", 1),
         };
-        for l in 0..c.n_layer {
+        for (l, &place) in pre.iter().enumerate() {
             let w = &model.weights.layers[l];
             for (mat, y) in [
                 (&w.attn_q, &mut p.q),
@@ -256,8 +264,8 @@ impl CudaSession<'_> {
             // SAFETY: q holds m × q_dim, k and v m × kv_dim values, kc and vc m × kv_dim
             // halves, cs m × head_dim values, the norm weights head_dim values.
             unsafe { launch_ex(&st, kernel(cuda, "pf_qk")?, cfg, &args, 1)? };
-            // Attention over the cache's rows before the chunk and the chunk's own.
-            let place = pre[l];
+            // Attention over the cache's rows before the chunk and the chunk's own (`place`:
+            // the layer's placement before the chunk).
             let args = [
                 Arg::P(ptr(&p.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -361,5 +369,27 @@ impl CudaSession<'_> {
         ];
         // SAFETY: x and o hold m × n_embd values, h16 m × n_embd halves, the weights n_embd.
         unsafe { launch_ex(st, kernel(self.cuda, "pf_norm")?, blocks(m), &args, 1) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_fit_the_shortest_ring_and_the_cap() {
+        assert_eq!(chunk_len_for(2048, true), PREFILL_CHUNK);
+        assert_eq!(chunk_len_for(8, true), 8);
+        assert_eq!(chunk_len_for(PREFILL_CHUNK, true), PREFILL_CHUNK);
+        assert_eq!(chunk_len_for(2048, false), 0);
+        // A prompt of 3,000 tokens (2,999 batched) with 2,048-row rings.
+        let n = chunk_len_for(2048, true);
+        let lens: Vec<usize> = (0..2999usize)
+            .collect::<Vec<_>>()
+            .chunks(n)
+            .map(<[usize]>::len)
+            .collect();
+        assert!(lens.iter().all(|&c| c <= 2048));
+        assert_eq!(lens.iter().sum::<usize>(), 2999);
     }
 }
