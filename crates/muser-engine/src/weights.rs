@@ -93,6 +93,22 @@ pub struct LayerWeights {
     pub post_ffw_norm: Vec<f32>,
 }
 
+impl LayerWeights {
+    /// The layer's eight matrices, in graph order (Q, K, V, gate, output, FFN gate, up, down).
+    pub fn matrices(&self) -> [&Matrix; 8] {
+        [
+            &self.attn_q,
+            &self.attn_k,
+            &self.attn_v,
+            &self.attn_gate,
+            &self.attn_output,
+            &self.ffn_gate,
+            &self.ffn_up,
+            &self.ffn_down,
+        ]
+    }
+}
+
 /// All weights of a Glimmer file.
 pub struct Weights {
     file: Arc<GgufFile>,
@@ -177,18 +193,7 @@ impl Weights {
 
     /// Bytes read per decoded token: every matrix once (embedding: one row).
     pub fn decode_bytes(&self) -> u64 {
-        let mats = self.layers.iter().flat_map(|l| {
-            [
-                &l.attn_q,
-                &l.attn_k,
-                &l.attn_v,
-                &l.attn_gate,
-                &l.attn_output,
-                &l.ffn_gate,
-                &l.ffn_up,
-                &l.ffn_down,
-            ]
-        });
+        let mats = self.layers.iter().flat_map(LayerWeights::matrices);
         let n: usize =
             mats.map(|m| m.len).sum::<usize>() + self.output.len + self.token_embd.row_bytes();
         n as u64

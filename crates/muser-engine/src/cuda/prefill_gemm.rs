@@ -25,15 +25,11 @@ impl Cuda {
         weights: &Weights,
         m: &Matrix,
     ) -> Result<(i32, std::sync::Arc<CudaSlice<u8>>)> {
-        let code = match m.ty {
-            GgmlType::F32 => 0,
-            GgmlType::F16 => 1,
-            GgmlType::BF16 => 2,
-            GgmlType::Q8_0 => 3,
-            GgmlType::Q4_K => 4,
-            GgmlType::Q5_K => 5,
-            GgmlType::Q6_K if m.n_in % 256 == 0 => 7,
-            ty => {
+        // The embedding gather's type codes; Q6_K as the session keeps it (split layout).
+        let code = match (m.ty, super::upload::embed_type_code(m.ty)) {
+            (GgmlType::Q6_K, _) => 7,
+            (_, Some(code)) => code,
+            (ty, None) => {
                 return Err(Error::TensorType {
                     tensor: m.name.clone(),
                     ty,

@@ -179,16 +179,7 @@ impl Cuda {
         };
         let mut mats: Vec<(&Matrix, Layout)> = Vec::new();
         for l in &w.layers {
-            for m in [
-                &l.attn_q,
-                &l.attn_k,
-                &l.attn_v,
-                &l.attn_gate,
-                &l.attn_output,
-                &l.ffn_gate,
-                &l.ffn_up,
-                &l.ffn_down,
-            ] {
+            for m in l.matrices() {
                 mats.push((m, layout(m)));
             }
         }

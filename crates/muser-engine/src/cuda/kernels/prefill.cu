@@ -170,6 +170,30 @@ extern "C" __global__ void pf_qk(float *q, const float *k, const float *v, const
 // cap), lo = max(org_log, p0 + t - window + 1), then the chunk's rows 0 ..= t (kc, vc), with
 // scale `scale`, an online softmax in f32, and the sigmoid gate; the result as f16 into out
 // (row t, head h). Lanes hold head_dim / 32 dims each (hd 64, 128 or 256).
+// Key j of a chunk token's keys, as the offset of its row (kv_dim halves each) in the cache
+// (`*ring`: the cache's row of position lo + j, j < n_ring) or in the chunk's own rows.
+__device__ __forceinline__ size_t pf_key_row(int j, int n_ring, int lo, int org_log,
+                                             int org_phys, int cap, bool *ring) {
+    *ring = j < n_ring;
+    return *ring ? (size_t)((org_phys + (lo + j - org_log)) % cap) : (size_t)(j - n_ring);
+}
+
+// The attention output of token t, head h: lane's dims acc · inv, times the sigmoid gate, as
+// f16 (the decode step's merge formula).
+template <int HD>
+__device__ __forceinline__ void pf_attend_out(const float *acc, float inv, int t, int h,
+                                              int lane, int n_head, const float *gate,
+                                              u16 *out) {
+    constexpr int D = HD / 32;
+#pragma unroll
+    for (int e = 0; e < D; e++) {
+        const size_t i = (size_t)t * n_head * HD + h * HD + lane * D + e;
+        float a = acc[e] * inv;
+        a *= 1.0f / (1.0f + expf(-gate[i]));
+        out[i] = f2h(a);
+    }
+}
+
 template <int HD>
 __device__ __forceinline__ void pf_attend_t(const float *q, const u16 *kring, const u16 *vring,
                                             const u16 *kc, const u16 *vc, const float *gate,
@@ -191,16 +215,10 @@ __device__ __forceinline__ void pf_attend_t(const float *q, const u16 *kring, co
     const int n_ring = max(p0 - lo, 0);
     const int n_keys = n_ring + t + 1;
     for (int j = 0; j < n_keys; j++) {
-        const u16 *kr, *vr;
-        if (j < n_ring) {
-            const size_t slot = (size_t)((org_phys + (lo + j - org_log)) % cap);
-            kr = kring + slot * kv_dim + kvh * HD;
-            vr = vring + slot * kv_dim + kvh * HD;
-        } else {
-            const size_t r = (size_t)(j - n_ring);
-            kr = kc + r * kv_dim + kvh * HD;
-            vr = vc + r * kv_dim + kvh * HD;
-        }
+        bool ring;
+        const size_t row = pf_key_row(j, n_ring, lo, org_log, org_phys, cap, &ring) * kv_dim;
+        const u16 *kr = (ring ? kring : kc) + row + kvh * HD;
+        const u16 *vr = (ring ? vring : vc) + row + kvh * HD;
         float d = 0.0f;
 #pragma unroll
         for (int e = 0; e < D; e++) d += qv[e] * h2f(kr[lane * D + e]);
@@ -212,27 +230,21 @@ __device__ __forceinline__ void pf_attend_t(const float *q, const u16 *kring, co
         for (int e = 0; e < D; e++) acc[e] = acc[e] * corr + p * h2f(vr[lane * D + e]);
         m = nm;
     }
-    const float inv = 1.0f / s;
-#pragma unroll
-    for (int e = 0; e < D; e++) {
-        const size_t i = (size_t)t * n_head * HD + h * HD + lane * D + e;
-        float a = acc[e] * inv;
-        a *= 1.0f / (1.0f + expf(-gate[i]));
-        out[i] = f2h(a);
-    }
+    pf_attend_out<HD>(acc, 1.0f / s, t, h, lane, n_head, gate, out);
 }
 
-#define PF_ATTEND(HD)                                                                          \
-    extern "C" __global__ void pf_attend_##HD(                                                 \
+// Kernel NAME running FN<HD> (pf_attend_t, pf_attend_g_t: the same parameters).
+#define PF_ATTEND(NAME, FN, HD)                                                                \
+    extern "C" __global__ void NAME(                                                           \
         const float *q, const u16 *kring, const u16 *vring, const u16 *kc, const u16 *vc,      \
         const float *gate, u16 *out, int n_head, int n_head_kv, int p0, int org_log,            \
         int org_phys, int cap, int window, float scale) {                                      \
-        pf_attend_t<HD>(q, kring, vring, kc, vc, gate, out, n_head, n_head_kv, p0, org_log,    \
-                        org_phys, cap, window, scale);                                         \
+        FN<HD>(q, kring, vring, kc, vc, gate, out, n_head, n_head_kv, p0, org_log, org_phys,   \
+               cap, window, scale);                                                            \
     }
-PF_ATTEND(64)
-PF_ATTEND(128)
-PF_ATTEND(256)
+PF_ATTEND(pf_attend_64, pf_attend_t, 64)
+PF_ATTEND(pf_attend_128, pf_attend_t, 128)
+PF_ATTEND(pf_attend_256, pf_attend_t, 256)
 
 // pf_attend with the G = n_head / n_head_kv query heads of a KV group in one block (grid: m
 // tokens × n_head_kv groups, G warps, warp w = head g·G + w): the block stages each tile of 32
@@ -268,16 +280,10 @@ __device__ __forceinline__ void pf_attend_g_t(const float *q, const u16 *kring, 
             const int r = i / (HD / 2), c = i % (HD / 2), j = j0 + r;
             u32 kw = 0, vw = 0;
             if (j < n_keys) {
-                const u16 *kr, *vr;
-                if (j < n_ring) {
-                    const size_t slot = (size_t)((org_phys + (lo + j - org_log)) % cap);
-                    kr = kring + slot * kv_dim + g * HD;
-                    vr = vring + slot * kv_dim + g * HD;
-                } else {
-                    const size_t rr = (size_t)(j - n_ring);
-                    kr = kc + rr * kv_dim + g * HD;
-                    vr = vc + rr * kv_dim + g * HD;
-                }
+                bool ring;
+                const size_t row = pf_key_row(j, n_ring, lo, org_log, org_phys, cap, &ring) * kv_dim;
+                const u16 *kr = (ring ? kring : kc) + row + g * HD;
+                const u16 *vr = (ring ? vring : vc) + row + g * HD;
                 kw = *(const u32 *)(kr + 2 * c);
                 vw = *(const u32 *)(vr + 2 * c);
             }
@@ -308,26 +314,11 @@ __device__ __forceinline__ void pf_attend_g_t(const float *q, const u16 *kring, 
         }
         m = nm;
     }
-    const float inv = 1.0f / l;
-#pragma unroll
-    for (int e = 0; e < D; e++) {
-        const size_t i = (size_t)t * n_head * HD + h * HD + lane * D + e;
-        float a = acc[e] * inv;
-        a *= 1.0f / (1.0f + expf(-gate[i]));
-        out[i] = f2h(a);
-    }
+    pf_attend_out<HD>(acc, 1.0f / l, t, h, lane, n_head, gate, out);
 }
 
-#define PF_ATTEND_G(HD)                                                                        \
-    extern "C" __global__ void pf_attend_g_##HD(                                               \
-        const float *q, const u16 *kring, const u16 *vring, const u16 *kc, const u16 *vc,      \
-        const float *gate, u16 *out, int n_head, int n_head_kv, int p0, int org_log,            \
-        int org_phys, int cap, int window, float scale) {                                      \
-        pf_attend_g_t<HD>(q, kring, vring, kc, vc, gate, out, n_head, n_head_kv, p0, org_log,  \
-                          org_phys, cap, window, scale);                                       \
-    }
-PF_ATTEND_G(64)
-PF_ATTEND_G(128)
+PF_ATTEND(pf_attend_g_64, pf_attend_g_t, 64)
+PF_ATTEND(pf_attend_g_128, pf_attend_g_t, 128)
 
 // The chunk's keys and values (m rows of kv_dim f16) into cache rows slots[t].
 extern "C" __global__ void pf_store(const u16 *kc, const u16 *vc, u16 *kring, u16 *vring,

@@ -120,18 +120,7 @@ impl CudaSession<'_> {
         let largest = w
             .layers
             .iter()
-            .flat_map(|l| {
-                [
-                    &l.attn_q,
-                    &l.attn_k,
-                    &l.attn_v,
-                    &l.attn_gate,
-                    &l.attn_output,
-                    &l.ffn_gate,
-                    &l.ffn_up,
-                    &l.ffn_down,
-                ]
-            })
+            .flat_map(crate::weights::LayerWeights::matrices)
             .map(|m| m.n_in * m.n_out)
             .max()
             .unwrap_or(0);
