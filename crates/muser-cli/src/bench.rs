@@ -139,14 +139,14 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
         bytes_per_token
     );
     if let Some(cuda) = opened.cuda() {
-        let cuda_batched = cuda.batched_prefill();
+        let pp = match cuda.batched_prefill_missing() {
+            None => "batched prefill (chunks of cuBLAS GEMMs), the last token as a decode step"
+                .to_string(),
+            Some(why) => format!("token by token ({why})"),
+        };
         println!(
             "pp: {}; tg: greedy, {}; depth: cache filled by {}; GB/token = weights + KV rows read",
-            if cuda_batched {
-                "batched prefill (chunks of f16 cuBLAS GEMMs), the last token as a decode step"
-            } else {
-                "token by token (no cuBLAS)"
-            },
+            pp,
             if args.host_logits {
                 "logits copied back, argmax on the host"
             } else {

@@ -722,6 +722,14 @@ fn main() {
         }
         return;
     }
+    if arg.as_deref() == Some("pfsmall") {
+        // Short prompts batched against token by token: `cuda_test pfsmall PATH`.
+        let path = std::env::args().nth(2).unwrap_or_default();
+        if available() {
+            prefill::prefill_small(&CudaOptions::default(), &path);
+        }
+        return;
+    }
     if arg.as_deref() == Some("omit") {
         // In-graph cost of each kernel class: `cuda_test omit PATH D1 D2 ...`.
         let path = std::env::args().nth(2).unwrap_or_default();

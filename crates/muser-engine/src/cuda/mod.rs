@@ -59,7 +59,9 @@ mod upload;
 pub use launch::{DecodeTuning, MmaAttn, WideMerge};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};
-pub use session::{AttnChoice, AttnKernel, AttnShape, CudaSession, Omit};
+pub use session::{
+    AttnChoice, AttnKernel, AttnShape, CudaSession, Omit, PREFILL_CHUNK, PREFILL_MIN_BATCH,
+};
 pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
 const MAX_TOK: usize = 8;
@@ -131,9 +133,9 @@ pub struct Cuda {
     pub compute_capability: (i32, i32),
     /// Shared memory one block may opt in to (bytes).
     pub max_smem_optin: usize,
-    /// cuBLAS on the session's stream, for the batched prefill's f16 GEMMs (`None` when the
-    /// library is not installed: prompts then go token by token).
-    blas: Option<cudarc::cublas::CudaBlas>,
+    /// cuBLAS on the session's stream, for the batched prefill's GEMMs, or why not (library
+    /// not installed, handle not created): prompts then go token by token.
+    blas: std::result::Result<cudarc::cublas::CudaBlas, String>,
 }
 
 impl Cuda {
@@ -250,9 +252,10 @@ impl Cuda {
         // SAFETY: only checks whether libcublas can be opened (cudarc panics on first use of a
         // missing library).
         let blas = if unsafe { cudarc::cublas::sys::is_culib_present() } {
-            cudarc::cublas::CudaBlas::new(stream.clone()).ok()
+            cudarc::cublas::CudaBlas::new(stream.clone())
+                .map_err(|e| format!("creating a cuBLAS handle: {e:?}"))
         } else {
-            None
+            Err("libcublas is not installed".to_string())
         };
         Ok(Cuda {
             blas,

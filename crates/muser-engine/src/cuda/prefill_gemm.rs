@@ -1,5 +1,6 @@
-//! The batched prefill's products: weights dequantized to f16 on the device (`dequant_f16`)
-//! and multiplied by f16 activation rows with cuBLAS (`cublasGemmEx`, f32 accumulation).
+//! The batched prefill's products: weights dequantized to f16 (or bf16) on the device
+//! (`dequant_f16[_v]`) and multiplied by activation rows of the same type with cuBLAS
+//! (`cublasGemmEx`, f32 accumulation).
 
 use std::ffi::{c_int, c_void};
 
@@ -13,21 +14,32 @@ use crate::error::{Error, Result};
 use crate::weights::{Matrix, Weights};
 
 impl Cuda {
-    /// Whether prompts can run in batched chunks (cuBLAS is installed).
+    /// Whether prompts can run in batched chunks (cuBLAS is there).
     pub fn batched_prefill(&self) -> bool {
-        self.blas.is_some()
+        self.blas.is_ok()
+    }
+
+    /// Why prompts go token by token on this device (`None`: they do not).
+    pub fn batched_prefill_missing(&self) -> Option<&str> {
+        self.blas.as_ref().err().map(String::as_str)
     }
 
     /// The `dequant_f16` type code of matrix `m` as the device holds it, and its weights:
-    /// Q6_K in the split layout (what the decode session keeps), the others as in the file.
+    /// Q6_K in the split layout where the session keeps that copy, else as in the file.
     pub(crate) fn dequant_source(
         &self,
         weights: &Weights,
         m: &Matrix,
     ) -> Result<(i32, std::sync::Arc<CudaSlice<u8>>)> {
-        // The embedding gather's type codes; Q6_K as the session keeps it (split layout).
+        // The embedding gather's type codes; 7: Q6_K in the split layout.
+        let split = {
+            let map = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
+            map.get(&m.name).cloned()
+        };
+        if let Some(w) = split.filter(|_| m.ty == GgmlType::Q6_K) {
+            return Ok((7, w));
+        }
         let code = match (m.ty, super::upload::embed_type_code(m.ty)) {
-            (GgmlType::Q6_K, _) => 7,
             (_, Some(code)) => code,
             (ty, None) => {
                 return Err(Error::TensorType {
@@ -38,16 +50,12 @@ impl Cuda {
                 })
             }
         };
-        let w = if code == 7 {
-            self.device_q6k_split(weights, m)?
-        } else {
-            self.device_weights(weights, m)?
-        };
-        Ok((code, w))
+        Ok((code, self.device_weights(weights, m)?))
     }
 
-    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] (f16) · Wᵀ` for matrix `m`: W dequantized
-    /// into `w16` (at least n_out × n_in halves), then one GEMM.
+    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] · Wᵀ` for matrix `m`: W dequantized into
+    /// `w16` (at least n_out × n_in values), then one GEMM; x and W are f16, or bf16 with `bf`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn prefill_product(
         &self,
         weights: &Weights,
@@ -56,11 +64,12 @@ impl Cuda {
         n_tok: usize,
         w16: &mut CudaSlice<u16>,
         y: &mut CudaSlice<f32>,
+        bf: bool,
     ) -> Result<()> {
         let blas_h = self
             .blas
             .as_ref()
-            .ok_or_else(|| Error::Cuda("cuBLAS is not installed".into()))?;
+            .map_err(|why| Error::Cuda(format!("batched prefill: {why}")))?;
         let (n_in, n_out) = (m.n_in, m.n_out);
         if w16.len() < n_in * n_out || x16.len() < n_tok * n_in || y.len() < n_tok * n_out {
             return Err(Error::Cuda(format!(
@@ -89,6 +98,7 @@ impl Cuda {
             KArg::P(w16p),
             KArg::I(n_out as i32),
             KArg::I(n_in as i32),
+            KArg::I(i32::from(bf)),
         ];
         let per = if vec { 32 } else { 1 };
         let cfg = LaunchConfig {
@@ -106,6 +116,11 @@ impl Cuda {
         let (xp, _) = x16.device_ptr(st);
         let (yp, _) = y.device_ptr(st);
         let (alpha, beta) = (1.0f32, 0.0f32);
+        let ty = if bf {
+            blas::cudaDataType::CUDA_R_16BF
+        } else {
+            blas::cudaDataType::CUDA_R_16F
+        };
         // Row-major Y [n_tok, n_out] is column-major Yᵀ [n_out, n_tok] = W · Xᵀ, with W
         // row-major [n_out, n_in] read as column-major [n_in, n_out] transposed.
         // SAFETY: the pointers are live device buffers of the sizes checked above; alpha and
@@ -120,10 +135,10 @@ impl Cuda {
                 n_in as c_int,
                 &alpha as *const f32 as *const c_void,
                 w16p as *const c_void,
-                blas::cudaDataType::CUDA_R_16F,
+                ty,
                 n_in as c_int,
                 xp as *const c_void,
-                blas::cudaDataType::CUDA_R_16F,
+                ty,
                 n_in as c_int,
                 &beta as *const f32 as *const c_void,
                 yp as *mut c_void,

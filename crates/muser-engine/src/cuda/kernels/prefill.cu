@@ -1,18 +1,31 @@
 // Batched prefill (appended to decode.cu at compile time, after gather.cu, whose embed_elem
-// it reuses): a chunk of m prompt tokens through a layer at once. The products are f16 GEMMs
-// (cuBLAS, f32 accumulation) over weights dequantized to f16 here (dequant_f16); these
-// kernels do the rest, one row (token) per block unless said otherwise, with the decode
-// step's operations per element (the same norm, QK-norm / RoPE and gate formulas). The
-// chunk's keys and values stay in their own f16 buffers until the chunk has attended
-// (pf_attend reads the ring's older rows and the chunk's rows up to each token), then
+// it reuses): a chunk of m prompt tokens through a layer at once. The products are GEMMs
+// (cuBLAS, f32 accumulation) over weights dequantized here (dequant_f16[_v]): f16, except the
+// FFN down projection, whose input (SwiGLU's output, not normalized) and weights are bf16 for
+// the range. These kernels do the rest, one row (token) per block unless said otherwise, with
+// the decode step's operations per element (the same norm, QK-norm / RoPE and gate formulas).
+// The chunk's keys and values stay in their own f16 buffers until the chunk has attended
+// (pf_attend_g reads the ring's older rows and the chunk's rows up to each token), then
 // pf_store writes them into the cache: a chunk no longer than the ring never overwrites a
 // row one of its tokens still needs.
+// Measured on the H200, 30B synthetic Q4_K_M file (bench/runs/2026-11-30-h200-k): pp512 183.7
+// tok/s token by token → 1,309 (r8: one thread per dequantized element, one warp per query
+// head) → 4,429 (r9: 32 elements a thread, 1,024-token chunks) → 5,186 (r10: a KV group's
+// heads share staged key tiles); pp2048 5,105, pp8192 3,487 (r10).
 
-// Rows of a weight matrix dequantized to f16 (n_rows × n_in, row-major), element by element
-// with embed_elem's operations (types 0-6 as embed_gather's); type 7: Q6_K in the split
-// layout of q6k_split (208-byte blocks, their f16 scales d after all blocks).
+// `f` as bf16 bits, rounded to nearest even (NaN stays NaN).
+__device__ __forceinline__ u16 f2bf(float f) {
+    const u32 u = __float_as_uint(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((u >> 16) | 0x40);
+    return (u16)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ u16 f2x(float f, int bf) { return bf ? f2bf(f) : f2h(f); }
+
+// Rows of a weight matrix dequantized to f16 (bf 1: bf16; n_rows × n_in, row-major), element
+// by element with embed_elem's operations (types 0-6 as embed_gather's); type 7: Q6_K in the
+// split layout of q6k_split (208-byte blocks, their f16 scales d after all blocks).
 extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes, int type,
-                                       u16 *out, int n_rows, int n_in) {
+                                       u16 *out, int n_rows, int n_in, int bf) {
     const long long total = (long long)n_rows * n_in;
     const int nb = n_in >> 8;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
@@ -34,18 +47,18 @@ extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes
         } else {
             v = embed_elem(w + r * row_bytes, type, i);
         }
-        out[e] = f2h(v);
+        out[e] = f2x(v, bf);
     }
 }
 
 // dequant_f16 for Q4_K (type 4) and Q6_K split (type 7) with one thread per 32 consecutive
 // elements: 16-byte loads of the quants, 16-byte stores of the halves, the scale (and min)
 // once per thread; per element the same operations as dequant_f16 (the same halves).
-__device__ __forceinline__ u32 pack2(float a, float b) {
-    return (u32)f2h(a) | ((u32)f2h(b) << 16);
+__device__ __forceinline__ u32 pack2(float a, float b, int bf) {
+    return (u32)f2x(a, bf) | ((u32)f2x(b, bf) << 16);
 }
 extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_bytes, int type,
-                                         u16 *out, int n_rows, int n_in) {
+                                         u16 *out, int n_rows, int n_in, int bf) {
     const int nb = n_in >> 8;
     const long long groups = (long long)n_rows * nb * 8;
     for (long long gi = blockIdx.x * (long long)blockDim.x + threadIdx.x; gi < groups;
@@ -97,8 +110,8 @@ extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_byt
         uint4 *dst = (uint4 *)(out + r * n_in + (long long)b * 256 + 32 * j);
 #pragma unroll
         for (int c = 0; c < 4; c++)
-            dst[c] = make_uint4(pack2(v[8 * c], v[8 * c + 1]), pack2(v[8 * c + 2], v[8 * c + 3]),
-                                pack2(v[8 * c + 4], v[8 * c + 5]), pack2(v[8 * c + 6], v[8 * c + 7]));
+            dst[c] = make_uint4(pack2(v[8 * c], v[8 * c + 1], bf), pack2(v[8 * c + 2], v[8 * c + 3], bf),
+                                pack2(v[8 * c + 4], v[8 * c + 5], bf), pack2(v[8 * c + 6], v[8 * c + 7], bf));
     }
 }
 
@@ -165,11 +178,6 @@ extern "C" __global__ void pf_qk(float *q, const float *k, const float *v, const
     }
 }
 
-// Causal attention of chunk token t = blockIdx.x (position p0 + t), query head h = blockIdx.y,
-// one warp: the cache's rows of positions [lo, p0) (ring slot (org_phys + pos - org_log) %
-// cap), lo = max(org_log, p0 + t - window + 1), then the chunk's rows 0 ..= t (kc, vc), with
-// scale `scale`, an online softmax in f32, and the sigmoid gate; the result as f16 into out
-// (row t, head h). Lanes hold head_dim / 32 dims each (hd 64, 128 or 256).
 // Key j of a chunk token's keys, as the offset of its row (kv_dim halves each) in the cache
 // (`*ring`: the cache's row of position lo + j, j < n_ring) or in the chunk's own rows.
 __device__ __forceinline__ size_t pf_key_row(int j, int n_ring, int lo, int org_log,
@@ -194,46 +202,7 @@ __device__ __forceinline__ void pf_attend_out(const float *acc, float inv, int t
     }
 }
 
-template <int HD>
-__device__ __forceinline__ void pf_attend_t(const float *q, const u16 *kring, const u16 *vring,
-                                            const u16 *kc, const u16 *vc, const float *gate,
-                                            u16 *out, int n_head, int n_head_kv, int p0,
-                                            int org_log, int org_phys, int cap, int window,
-                                            float scale) {
-    constexpr int D = HD / 32;
-    const int t = blockIdx.x, h = blockIdx.y, lane = threadIdx.x;
-    const int kvh = h / (n_head / n_head_kv), kv_dim = n_head_kv * HD;
-    float qv[D], acc[D];
-#pragma unroll
-    for (int j = 0; j < D; j++) {
-        qv[j] = q[(size_t)t * n_head * HD + h * HD + lane * D + j];
-        acc[j] = 0.0f;
-    }
-    float m = -3.0e38f, s = 0.0f;
-    const int pos = p0 + t;
-    const int lo = max(org_log, pos - window + 1);
-    const int n_ring = max(p0 - lo, 0);
-    const int n_keys = n_ring + t + 1;
-    for (int j = 0; j < n_keys; j++) {
-        bool ring;
-        const size_t row = pf_key_row(j, n_ring, lo, org_log, org_phys, cap, &ring) * kv_dim;
-        const u16 *kr = (ring ? kring : kc) + row + kvh * HD;
-        const u16 *vr = (ring ? vring : vc) + row + kvh * HD;
-        float d = 0.0f;
-#pragma unroll
-        for (int e = 0; e < D; e++) d += qv[e] * h2f(kr[lane * D + e]);
-        d = warp_sum(d) * scale;
-        const float nm = fmaxf(m, d);
-        const float corr = expf(m - nm), p = expf(d - nm);
-        s = s * corr + p;
-#pragma unroll
-        for (int e = 0; e < D; e++) acc[e] = acc[e] * corr + p * h2f(vr[lane * D + e]);
-        m = nm;
-    }
-    pf_attend_out<HD>(acc, 1.0f / s, t, h, lane, n_head, gate, out);
-}
-
-// Kernel NAME running FN<HD> (pf_attend_t, pf_attend_g_t: the same parameters).
+// Kernel NAME running FN<HD>.
 #define PF_ATTEND(NAME, FN, HD)                                                                \
     extern "C" __global__ void NAME(                                                           \
         const float *q, const u16 *kring, const u16 *vring, const u16 *kc, const u16 *vc,      \
@@ -242,17 +211,17 @@ __device__ __forceinline__ void pf_attend_t(const float *q, const u16 *kring, co
         FN<HD>(q, kring, vring, kc, vc, gate, out, n_head, n_head_kv, p0, org_log, org_phys,   \
                cap, window, scale);                                                            \
     }
-PF_ATTEND(pf_attend_64, pf_attend_t, 64)
-PF_ATTEND(pf_attend_128, pf_attend_t, 128)
-PF_ATTEND(pf_attend_256, pf_attend_t, 256)
 
-// pf_attend with the G = n_head / n_head_kv query heads of a KV group in one block (grid: m
-// tokens × n_head_kv groups, G warps, warp w = head g·G + w): the block stages each tile of 32
-// keys and values in shared memory once for its G heads; lane j scores key j of the tile
-// (q·k over the head dims, q in shared memory), the warp takes the tile's max and sum, then
-// lane l accumulates dims l·D .. l·D + D over the tile's 32 values. Same keys, scale, online
-// softmax in f32 and gate as pf_attend, another summation order. K rows are padded by 2
-// halves so that lane j's 4-byte reads fall in distinct banks.
+// Causal attention of chunk token t = blockIdx.x (position p0 + t) for the G = n_head /
+// n_head_kv query heads of KV group g = blockIdx.y, one warp each (warp w: head g·G + w): the
+// cache's rows of positions [lo, p0), lo = max(org_log, p0 + t - window + 1) (pf_key_row),
+// then the chunk's rows 0 ..= t (kc, vc), with scale `scale`, an online softmax in f32 and the
+// sigmoid gate; the result as f16 into out (row t, head h). The block stages each tile of 32
+// keys and values in shared memory once for its G heads; lane j scores key j of the tile (q·k
+// over the head dims, q in shared memory), the warp takes the tile's max and sum, then lane l
+// accumulates dims l·D .. l·D + D over the tile's 32 values. K rows are padded by 2 halves so
+// that lane j's 4-byte reads fall in distinct banks. head_dim 64 or 128, G ≤ 32 (the host
+// sends other geometries token by token).
 template <int HD>
 __device__ __forceinline__ void pf_attend_g_t(const float *q, const u16 *kring, const u16 *vring,
                                               const u16 *kc, const u16 *vc, const float *gate,
@@ -331,9 +300,10 @@ extern "C" __global__ void pf_store(const u16 *kc, const u16 *vc, u16 *kring, u1
     }
 }
 
-// SwiGLU of n values: out = f16(silu(g) · u), silu_mul as the decode step.
+// SwiGLU of n values: out = bf16(silu(g) · u), silu_mul as the decode step (bf16: the
+// values are not normalized and may pass f16's 65,504).
 extern "C" __global__ void pf_swiglu(const float *g, const float *u, u16 *out, long long n) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x)
-        out[i] = f2h(silu_mul(g[i], u[i]));
+        out[i] = f2bf(silu_mul(g[i], u[i]));
 }

@@ -20,6 +20,7 @@ pub(crate) use attn::{
     attn_group_kernel, attn_mma_kernel, attn_mma_smem, merge_launch, ATTN_MMA_KERNELS,
 };
 pub use attn_op::{AttnKernel, AttnShape};
+pub use prefill::{MIN_BATCH as PREFILL_MIN_BATCH, PREFILL_CHUNK};
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
@@ -55,9 +56,6 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "dequant_f16_v",
     "pf_norm",
     "pf_qk",
-    "pf_attend_64",
-    "pf_attend_128",
-    "pf_attend_256",
     "pf_attend_g_64",
     "pf_attend_g_128",
     "pf_store",
@@ -184,6 +182,9 @@ pub struct CudaSession<'m> {
     omit: Omit,
     /// The batched prefill's buffers (`prefill.rs`), allocated by the first chunk.
     pf: Option<prefill::PrefillScratch>,
+    /// Set while a batched chunk runs and left set if it failed part-way (its KV rows may be
+    /// half written): every later step is refused until `reset`.
+    poisoned: bool,
 }
 
 fn elems(n: usize) -> LaunchConfig {
@@ -296,6 +297,7 @@ impl<'m> CudaSession<'m> {
             fused,
             omit: Omit::default(),
             pf: None,
+            poisoned: false,
         })
     }
 
@@ -518,6 +520,9 @@ impl CudaSession<'_> {
         let (cuda, model) = (self.cuda, self.model);
         let c = &model.cfg;
         let pos = self.next;
+        if self.poisoned {
+            return Err(prefill::poisoned());
+        }
         if pos >= self.max_positions {
             return Err(Error::CacheFull {
                 position: pos,
@@ -591,6 +596,7 @@ impl crate::generate::Sequence for CudaSession<'_> {
             l.place.len = 0;
         }
         self.next = 0;
+        self.poisoned = false;
         // The captured graph stays valid: it reads the (reset) placement from device memory.
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! Batched prefill of a `CudaSession`: a prompt's tokens but the last go through the layers
-//! in chunks (f16 GEMMs with cuBLAS over weights dequantized on the device, the other ops in
+//! in chunks (GEMMs with cuBLAS over weights dequantized on the device, the other ops in
 //! `kernels/prefill.cu`), writing their KV rows; the last token then runs as a decode step,
 //! which gives the logits. Held to the oracle's bar like the decode step (tested on the
 //! device).
@@ -15,6 +15,20 @@ use super::step::ptr;
 /// Tokens per chunk at most (each chunk is also at most the shortest cache, so that storing its
 /// rows never overwrites a row one of its tokens attends to).
 pub const PREFILL_CHUNK: usize = 1024;
+
+/// Fewer tokens than this before the last go one decode step each: a chunk costs a fixed
+/// round trip of every weight through f16 (~34 GB written and read on the 30B file, several
+/// decode steps' worth) whatever its length (bench/runs/2026-11-30-h200-k, `cuda_test pfsmall`).
+pub const MIN_BATCH: usize = 16;
+
+/// The error for a session whose batched chunk failed part-way.
+pub(super) fn poisoned() -> Error {
+    Error::Cuda(
+        "a batched prefill chunk failed part-way and may have left half-written KV rows: \
+         reset the sequence"
+            .into(),
+    )
+}
 
 /// Device buffers of one chunk (`m` tokens at most).
 pub(super) struct PrefillScratch {
@@ -57,24 +71,39 @@ fn chunk_len_for(shortest: usize, batched: bool) -> usize {
 }
 
 impl CudaSession<'_> {
-    /// Tokens per batched chunk for this session (0: batched prefill unavailable).
+    /// Tokens per batched chunk for this session (0: batched prefill unavailable: no cuBLAS,
+    /// or a head geometry pf_attend_g does not take).
     fn chunk_len(&self) -> usize {
+        let c = &self.model.cfg;
         let shortest = self
             .layers
             .iter()
             .map(|l| l.place.window)
             .min()
             .unwrap_or(0);
-        chunk_len_for(shortest, self.cuda.batched_prefill())
+        let geometry = matches!(c.head_dim, 64 | 128)
+            && c.n_head_kv > 0
+            && c.n_head % c.n_head_kv == 0
+            && c.n_head / c.n_head_kv <= 32;
+        chunk_len_for(shortest, self.cuda.batched_prefill() && geometry)
     }
 
     /// Runs `tokens` at the next positions and returns the last one's logits: every token but
-    /// the last in batched chunks where available (else one decode step each), the last as a
-    /// decode step.
+    /// the last in batched chunks where available and at least `MIN_BATCH` of them (else one
+    /// decode step each), the last as a decode step.
     pub fn prefill(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        self.prefill_with(tokens, MIN_BATCH)
+    }
+
+    /// `prefill` with another threshold for the batched path (tests and measurements).
+    #[doc(hidden)]
+    pub fn prefill_with(&mut self, tokens: &[u32], min_batch: usize) -> Result<Vec<f32>> {
         let Some((&last, rest)) = tokens.split_last() else {
-            return Err(Error::Cuda("prefill of no tokens".into()));
+            return Err(Error::Invalid("prefill of no tokens".into()));
         };
+        if self.poisoned {
+            return Err(poisoned());
+        }
         let end = self.next + tokens.len();
         if end > self.max_positions {
             return Err(Error::CacheFull {
@@ -87,25 +116,37 @@ impl CudaSession<'_> {
             return Err(Error::TokenOutOfRange { id, n_vocab });
         }
         let chunk = self.chunk_len();
-        if chunk == 0 {
-            for &t in rest {
-                self.step(t)?;
-            }
-        } else {
+        let mut done = 0;
+        if chunk > 0 && rest.len() >= min_batch.max(1) {
             for c in rest.chunks(chunk) {
-                self.prefill_chunk(c)?;
+                // Without room for the scratch, the rest goes token by token.
+                let Some(mut p) = self.prefill_scratch(c.len()) else {
+                    break;
+                };
+                let r = self.prefill_chunk_with(c, &mut p);
+                self.pf = Some(p);
+                r?;
+                done += c.len();
             }
+        }
+        for &t in &rest[done..] {
+            self.step(t)?;
         }
         self.step(last)
     }
 
-    /// The scratch for chunks of up to `m` tokens (allocated on first use).
-    fn prefill_scratch(&mut self, m: usize) -> Result<PrefillScratch> {
+    /// The scratch for chunks of up to `m` tokens (allocated on first use, kept for the
+    /// session); `None` when the device has no room for it.
+    fn prefill_scratch(&mut self, m: usize) -> Option<PrefillScratch> {
         if let Some(p) = self.pf.take() {
             if p.m >= m {
-                return Ok(p);
+                return Some(p);
             }
         }
+        self.alloc_scratch(PREFILL_CHUNK.max(m)).ok()
+    }
+
+    fn alloc_scratch(&self, m: usize) -> Result<PrefillScratch> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
         let f = |n: usize| {
@@ -149,15 +190,8 @@ impl CudaSession<'_> {
     }
 
     /// One chunk of tokens (at most `chunk_len`) through every layer: their KV rows land in
-    /// the caches and the placements advance; no logits.
-    fn prefill_chunk(&mut self, tokens: &[u32]) -> Result<()> {
-        let m = tokens.len();
-        let mut p = self.prefill_scratch(m)?;
-        let r = self.prefill_chunk_with(tokens, &mut p);
-        self.pf = Some(p);
-        r
-    }
-
+    /// the caches; the placements and the position advance only when all went through (a
+    /// failure after the first kernel leaves the session `poisoned`); no logits.
     fn prefill_chunk_with(&mut self, tokens: &[u32], p: &mut PrefillScratch) -> Result<()> {
         let (cuda, model) = (self.cuda, self.model);
         let c = &model.cfg;
@@ -165,6 +199,11 @@ impl CudaSession<'_> {
         let m = tokens.len();
         let p0 = self.next;
         let (n, hd) = (c.n_embd, c.head_dim);
+        if m == 0 || m > p.m || self.layers.iter().any(|l| m > l.place.window) {
+            return Err(Error::Invalid(format!(
+                "a prefill chunk of {m} tokens: more than a cache window or the scratch holds"
+            )));
+        }
         let err = super::cuda_err("uploading prefill inputs");
         // The embedding rows (dequantized on the host, as the decode step's fallback) and the
         // RoPE table of the chunk's positions (f64 angles rounded to f32, as `prepare`).
@@ -188,36 +227,36 @@ impl CudaSession<'_> {
         }
         st.memcpy_htod(&cs, &mut p.cs)
             .map_err(super::cuda_err("uploading prefill inputs"))?;
-        // Every layer's placement before the chunk (what its attention reads), then the slots
-        // the chunk's rows take (appended now, stored after each layer's attention), one
+        // Every layer's placement before the chunk (what its attention reads), then, on a
+        // copy, the slots the chunk's rows take (stored after each layer's attention), one
         // upload for the chunk.
         let pre: Vec<_> = self.layers.iter().map(|l| l.place).collect();
-        for (l, place) in pre.iter().enumerate() {
+        for (layer, place) in pre.iter().enumerate() {
             if place.origin_logical + place.len != p0 {
-                return Err(Error::Cuda(format!(
-                    "layer {l}: the cache holds positions {}..{}, the chunk starts at {p0}",
-                    place.origin_logical,
-                    place.origin_logical + place.len
-                )));
+                return Err(Error::CacheDiscontinuity {
+                    layer,
+                    expected: place.origin_logical + place.len,
+                    got: p0,
+                });
             }
         }
+        let mut post = pre.clone();
         let mut slots = Vec::with_capacity(m * c.n_layer);
-        for lay in &mut self.layers {
-            slots.extend((0..m).map(|t| lay.place.append(p0 + t) as i32));
+        for place in &mut post {
+            slots.extend((0..m).map(|t| place.append(p0 + t) as i32));
         }
         st.memcpy_htod(&slots, &mut p.slots)
             .map_err(super::cuda_err("uploading prefill slots"))?;
+        self.poisoned = true;
         // Entry norm (weightless, then layer 0's attn_norm) into h16.
         self.pf_norm(p, m, 1, None, &self.layers[0].norms[0])?;
-        // The query heads of a KV group share each staged tile (head_dim 64 or 128, at most
-        // 32 heads a group), else one warp per query head.
-        let group = c.n_head / c.n_head_kv;
-        let (attend, per_block) = match hd {
-            64 if group <= 32 => ("pf_attend_g_64", group),
-            128 if group <= 32 => ("pf_attend_g_128", group),
-            64 => ("pf_attend_64", 1),
-            128 => ("pf_attend_128", 1),
-            _ => ("pf_attend_256", 1),
+        // The query heads of a KV group share each staged tile (`chunk_len` allows head_dim
+        // 64 or 128 and at most 32 heads a group).
+        let per_block = c.n_head / c.n_head_kv;
+        let attend = if hd == 64 {
+            "pf_attend_g_64"
+        } else {
+            "pf_attend_g_128"
         };
         for (l, &place) in pre.iter().enumerate() {
             let w = &model.weights.layers[l];
@@ -227,7 +266,7 @@ impl CudaSession<'_> {
                 (&w.attn_v, &mut p.v),
                 (&w.attn_gate, &mut p.gate),
             ] {
-                cuda.prefill_product(&model.weights, mat, &p.h16, m, &mut p.w16, y)?;
+                cuda.prefill_product(&model.weights, mat, &p.h16, m, &mut p.w16, y, false)?;
             }
             let lay = &self.layers[l];
             let args = [
@@ -293,6 +332,11 @@ impl CudaSession<'_> {
             ];
             // SAFETY: m slots below the capacity (from the placement), m rows of kv_dim halves.
             unsafe { launch_ex(&st, kernel(cuda, "pf_store")?, blocks(m), &args, 1)? };
+            // The last layer's output and FFN would only feed the hidden states after it,
+            // which the chunk does not need (its last token is the decode step's).
+            if l + 1 == c.n_layer {
+                break;
+            }
             // Output projection, post-attention norm tail and the FFN norm.
             cuda.prefill_product(
                 &model.weights,
@@ -301,6 +345,7 @@ impl CudaSession<'_> {
                 m,
                 &mut p.w16,
                 &mut p.o,
+                false,
             )?;
             self.pf_norm(
                 p,
@@ -309,27 +354,29 @@ impl CudaSession<'_> {
                 Some(&self.layers[l].norms[3]),
                 &self.layers[l].norms[4],
             )?;
-            cuda.prefill_product(&model.weights, &w.ffn_gate, &p.h16, m, &mut p.w16, &mut p.g)?;
-            cuda.prefill_product(&model.weights, &w.ffn_up, &p.h16, m, &mut p.w16, &mut p.u)?;
-            let total = (m * c.n_ff) as i64;
+            let wts = &model.weights;
+            cuda.prefill_product(wts, &w.ffn_gate, &p.h16, m, &mut p.w16, &mut p.g, false)?;
+            cuda.prefill_product(wts, &w.ffn_up, &p.h16, m, &mut p.w16, &mut p.u, false)?;
             let args = [
                 Arg::P(ptr(&p.g, &st)),
                 Arg::P(ptr(&p.u, &st)),
                 Arg::P(ptr(&p.s16, &st)),
-                Arg::P(total as u64),
+                Arg::L((m * c.n_ff) as i64),
             ];
             let cfg = blocks((m * c.n_ff).div_ceil(256).min(65_535));
             // SAFETY: g and u hold m × n_ff values, s16 m × n_ff halves.
             unsafe { launch_ex(&st, kernel(cuda, "pf_swiglu")?, cfg, &args, 1)? };
-            cuda.prefill_product(&model.weights, &w.ffn_down, &p.s16, m, &mut p.w16, &mut p.o)?;
-            // Post-FFN norm tail and the next layer's attn_norm (the last layer's output norm
-            // is the decode step's business: the chunk's hidden states end here).
-            if l + 1 < c.n_layer {
-                let (post, next) = (&self.layers[l].norms[5], &self.layers[l + 1].norms[0]);
-                self.pf_norm(p, m, 2, Some(post), next)?;
-            }
+            // SwiGLU's output is bf16 (not normalized: f16's range may not hold it).
+            cuda.prefill_product(wts, &w.ffn_down, &p.s16, m, &mut p.w16, &mut p.o, true)?;
+            // Post-FFN norm tail and the next layer's attn_norm.
+            let (post_w, next) = (&self.layers[l].norms[5], &self.layers[l + 1].norms[0]);
+            self.pf_norm(p, m, 2, Some(post_w), next)?;
+        }
+        for (lay, place) in self.layers.iter_mut().zip(post) {
+            lay.place = place;
         }
         self.next = p0 + m;
+        self.poisoned = false;
         Ok(())
     }
 
