@@ -15,8 +15,6 @@ pub(crate) enum KArg {
     P(u64),
     I(i32),
     F(f32),
-    /// A 64-bit integer (`long long`).
-    L(i64),
 }
 
 /// How the decode step launches its kernels. Chosen once per session (a captured graph keeps
@@ -183,7 +181,6 @@ pub(crate) unsafe fn launch_ex(
             KArg::P(p) => p as *const u64 as *mut c_void,
             KArg::I(i) => i as *const i32 as *mut c_void,
             KArg::F(x) => x as *const f32 as *mut c_void,
-            KArg::L(x) => x as *const i64 as *mut c_void,
         })
         .collect();
     // SAFETY: an all-zero attribute is a valid value; the fields are set below.

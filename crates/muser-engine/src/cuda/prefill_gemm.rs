@@ -1,6 +1,6 @@
-//! The batched prefill's products: weights dequantized to f16 (or bf16) on the device
-//! (`dequant_f16[_v]`) and multiplied by activation rows of the same type with cuBLAS
-//! (`cublasGemmEx`, f32 accumulation).
+//! The batched prefill's products: weights dequantized to f16 on the device
+//! (`dequant_f16[_v]`) and multiplied by f16 activation rows with cuBLAS (`cublasGemmEx`, f32
+//! accumulation).
 
 use std::ffi::{c_int, c_void};
 
@@ -53,9 +53,8 @@ impl Cuda {
         Ok((code, self.device_weights(weights, m)?))
     }
 
-    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] · Wᵀ` for matrix `m`: W dequantized into
-    /// `w16` (at least n_out × n_in values), then one GEMM; x and W are f16, or bf16 with `bf`.
-    #[allow(clippy::too_many_arguments)]
+    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] (f16) · Wᵀ` for matrix `m`: W dequantized
+    /// into `w16` (at least n_out × n_in halves), then one GEMM.
     pub(crate) fn prefill_product(
         &self,
         weights: &Weights,
@@ -64,7 +63,6 @@ impl Cuda {
         n_tok: usize,
         w16: &mut CudaSlice<u16>,
         y: &mut CudaSlice<f32>,
-        bf: bool,
     ) -> Result<()> {
         let blas_h = self
             .blas
@@ -98,7 +96,6 @@ impl Cuda {
             KArg::P(w16p),
             KArg::I(n_out as i32),
             KArg::I(n_in as i32),
-            KArg::I(i32::from(bf)),
         ];
         let per = if vec { 32 } else { 1 };
         let cfg = LaunchConfig {
@@ -116,11 +113,7 @@ impl Cuda {
         let (xp, _) = x16.device_ptr(st);
         let (yp, _) = y.device_ptr(st);
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let ty = if bf {
-            blas::cudaDataType::CUDA_R_16BF
-        } else {
-            blas::cudaDataType::CUDA_R_16F
-        };
+        let ty = blas::cudaDataType::CUDA_R_16F;
         // Row-major Y [n_tok, n_out] is column-major Yᵀ [n_out, n_tok] = W · Xᵀ, with W
         // row-major [n_out, n_in] read as column-major [n_in, n_out] transposed.
         // SAFETY: the pointers are live device buffers of the sizes checked above; alpha and

@@ -1,8 +1,8 @@
 // Batched prefill (appended to decode.cu at compile time, after gather.cu, whose embed_elem
-// it reuses): a chunk of m prompt tokens through a layer at once. The products are GEMMs
-// (cuBLAS, f32 accumulation) over weights dequantized here (dequant_f16[_v]): f16, except the
-// FFN down projection, whose input (SwiGLU's output, not normalized) and weights are bf16 for
-// the range. These kernels do the rest, one row (token) per block unless said otherwise, with
+// it reuses): a chunk of m prompt tokens through a layer at once. The products are f16 GEMMs
+// (cuBLAS, f32 accumulation) over weights dequantized here (dequant_f16[_v]); SwiGLU's output
+// (not normalized) goes in scaled by a power of two per row to stay within f16's range, and
+// the down projection's result is scaled back in pf_norm. These kernels do the rest, one row (token) per block unless said otherwise, with
 // the decode step's operations per element (the same norm, QK-norm / RoPE and gate formulas).
 // The chunk's keys and values stay in their own f16 buffers until the chunk has attended
 // (pf_attend_g reads the ring's older rows and the chunk's rows up to each token), then
@@ -13,19 +13,11 @@
 // head) → 4,429 (r9: 32 elements a thread, 1,024-token chunks) → 5,186 (r10: a KV group's
 // heads share staged key tiles); pp2048 5,105, pp8192 3,487 (r10).
 
-// `f` as bf16 bits, rounded to nearest even (NaN stays NaN).
-__device__ __forceinline__ u16 f2bf(float f) {
-    const u32 u = __float_as_uint(f);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u16)((u >> 16) | 0x40);
-    return (u16)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ u16 f2x(float f, int bf) { return bf ? f2bf(f) : f2h(f); }
-
-// Rows of a weight matrix dequantized to f16 (bf 1: bf16; n_rows × n_in, row-major), element
-// by element with embed_elem's operations (types 0-6 as embed_gather's); type 7: Q6_K in the
-// split layout of q6k_split (208-byte blocks, their f16 scales d after all blocks).
+// Rows of a weight matrix dequantized to f16 (n_rows × n_in, row-major), element by element
+// with embed_elem's operations (types 0-6 as embed_gather's); type 7: Q6_K in the split
+// layout of q6k_split (208-byte blocks, their f16 scales d after all blocks).
 extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes, int type,
-                                       u16 *out, int n_rows, int n_in, int bf) {
+                                       u16 *out, int n_rows, int n_in) {
     const long long total = (long long)n_rows * n_in;
     const int nb = n_in >> 8;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
@@ -47,18 +39,18 @@ extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes
         } else {
             v = embed_elem(w + r * row_bytes, type, i);
         }
-        out[e] = f2x(v, bf);
+        out[e] = f2h(v);
     }
 }
 
 // dequant_f16 for Q4_K (type 4) and Q6_K split (type 7) with one thread per 32 consecutive
 // elements: 16-byte loads of the quants, 16-byte stores of the halves, the scale (and min)
 // once per thread; per element the same operations as dequant_f16 (the same halves).
-__device__ __forceinline__ u32 pack2(float a, float b, int bf) {
-    return (u32)f2x(a, bf) | ((u32)f2x(b, bf) << 16);
+__device__ __forceinline__ u32 pack2(float a, float b) {
+    return (u32)f2h(a) | ((u32)f2h(b) << 16);
 }
 extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_bytes, int type,
-                                         u16 *out, int n_rows, int n_in, int bf) {
+                                         u16 *out, int n_rows, int n_in) {
     const int nb = n_in >> 8;
     const long long groups = (long long)n_rows * nb * 8;
     for (long long gi = blockIdx.x * (long long)blockDim.x + threadIdx.x; gi < groups;
@@ -110,20 +102,23 @@ extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_byt
         uint4 *dst = (uint4 *)(out + r * n_in + (long long)b * 256 + 32 * j);
 #pragma unroll
         for (int c = 0; c < 4; c++)
-            dst[c] = make_uint4(pack2(v[8 * c], v[8 * c + 1], bf), pack2(v[8 * c + 2], v[8 * c + 3], bf),
-                                pack2(v[8 * c + 4], v[8 * c + 5], bf), pack2(v[8 * c + 6], v[8 * c + 7], bf));
+            dst[c] = make_uint4(pack2(v[8 * c], v[8 * c + 1]), pack2(v[8 * c + 2], v[8 * c + 3]),
+                                pack2(v[8 * c + 4], v[8 * c + 5]), pack2(v[8 * c + 6], v[8 * c + 7]));
     }
 }
 
 // The norm between two products for row blockIdx.x of x (n values each), as norm_tail_q8's
 // plain loops: mode 1 the weightless entry norm first (x = rmsnorm(x)), mode 2 the post-norm
-// tail first (x += rmsnorm(o) · wp, eps_post); then h = rmsnorm(x) · wn (eps) as f16.
-extern "C" __global__ void pf_norm(float *x, const float *o, const float *wp, float eps_post,
-                                   const float *wn, float eps, u16 *h, int n, int mode) {
+// tail first (x += rmsnorm(o) · wp, eps_post, o times the row's oscale when given: pf_swiglu's
+// power of two); then h = rmsnorm(x) · wn (eps) as f16.
+extern "C" __global__ void pf_norm(float *x, const float *o, const float *oscale,
+                                   const float *wp, float eps_post, const float *wn, float eps,
+                                   u16 *h, int n, int mode) {
     __shared__ float sh[32];
     const int nt = blockDim.x;
     float *xr = x + (size_t)blockIdx.x * n;
     const float *orow = o + (size_t)blockIdx.x * n;
+    const float os = oscale ? oscale[blockIdx.x] : 1.0f;
     if (mode == 1) {
         float ss = 0.0f;
         for (int i = threadIdx.x; i < n; i += nt) ss += xr[i] * xr[i];
@@ -131,9 +126,9 @@ extern "C" __global__ void pf_norm(float *x, const float *o, const float *wp, fl
         for (int i = threadIdx.x; i < n; i += nt) xr[i] = xr[i] * scale * 1.0f;
     } else if (mode == 2) {
         float ss = 0.0f;
-        for (int i = threadIdx.x; i < n; i += nt) ss += orow[i] * orow[i];
+        for (int i = threadIdx.x; i < n; i += nt) ss += (orow[i] * os) * (orow[i] * os);
         const float scale = rsqrtf(block_sum(ss, sh) / n + eps_post);
-        for (int i = threadIdx.x; i < n; i += nt) xr[i] += orow[i] * scale * wp[i];
+        for (int i = threadIdx.x; i < n; i += nt) xr[i] += (orow[i] * os) * scale * wp[i];
     }
     __syncthreads();
     float ss = 0.0f;
@@ -300,10 +295,24 @@ extern "C" __global__ void pf_store(const u16 *kc, const u16 *vc, u16 *kring, u1
     }
 }
 
-// SwiGLU of n values: out = bf16(silu(g) · u), silu_mul as the decode step (bf16: the
-// values are not normalized and may pass f16's 65,504).
-extern "C" __global__ void pf_swiglu(const float *g, const float *u, u16 *out, long long n) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x)
-        out[i] = f2bf(silu_mul(g[i], u[i]));
+// SwiGLU of row blockIdx.x (n_ff values): out = f16(silu(g) · u / s), silu_mul as the decode
+// step, s the smallest power of two (≥ 1) that brings the row's largest magnitude within
+// 32,768 (the values are not normalized and may pass f16's 65,504; a power of two changes no
+// significant bit), written to scale[row] for pf_norm to undo after the down projection.
+extern "C" __global__ void pf_swiglu(const float *g, const float *u, u16 *out, float *scale,
+                                     int n_ff) {
+    __shared__ float sh[32];
+    const size_t r0 = (size_t)blockIdx.x * n_ff;
+    float amax = 0.0f;
+    for (int i = threadIdx.x; i < n_ff; i += blockDim.x)
+        amax = fmaxf(amax, fabsf(silu_mul(g[r0 + i], u[r0 + i])));
+    amax = block_max(amax, sh);
+    float s = 1.0f;
+    // Finite only (a NaN or Inf row passes through unscaled, as NaN / Inf).
+    if (amax < 3.0e38f)
+        while (amax / s > 32768.0f) s *= 2.0f;
+    const float inv = 1.0f / s;
+    for (int i = threadIdx.x; i < n_ff; i += blockDim.x)
+        out[r0 + i] = f2h(silu_mul(g[r0 + i], u[r0 + i]) * inv);
+    if (threadIdx.x == 0) scale[blockIdx.x] = s;
 }

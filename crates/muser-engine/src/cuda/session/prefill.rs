@@ -46,6 +46,8 @@ pub(super) struct PrefillScratch {
     g: CudaSlice<f32>,
     u: CudaSlice<f32>,
     s16: CudaSlice<u16>,
+    /// pf_swiglu's power-of-two scale per row.
+    oscale: CudaSlice<f32>,
     w16: CudaSlice<u16>,
     cs: CudaSlice<f32>,
     slots: CudaSlice<i32>,
@@ -181,6 +183,7 @@ impl CudaSession<'_> {
             g: f(m * c.n_ff)?,
             u: f(m * c.n_ff)?,
             s16: h(m * c.n_ff)?,
+            oscale: f(m)?,
             w16: h(largest)?,
             cs: f(m * c.head_dim)?,
             slots: st
@@ -249,7 +252,7 @@ impl CudaSession<'_> {
             .map_err(super::cuda_err("uploading prefill slots"))?;
         self.poisoned = true;
         // Entry norm (weightless, then layer 0's attn_norm) into h16.
-        self.pf_norm(p, m, 1, None, &self.layers[0].norms[0])?;
+        self.pf_norm(p, m, 1, None, &self.layers[0].norms[0], false)?;
         // The query heads of a KV group share each staged tile (`chunk_len` allows head_dim
         // 64 or 128 and at most 32 heads a group).
         let per_block = c.n_head / c.n_head_kv;
@@ -266,7 +269,7 @@ impl CudaSession<'_> {
                 (&w.attn_v, &mut p.v),
                 (&w.attn_gate, &mut p.gate),
             ] {
-                cuda.prefill_product(&model.weights, mat, &p.h16, m, &mut p.w16, y, false)?;
+                cuda.prefill_product(&model.weights, mat, &p.h16, m, &mut p.w16, y)?;
             }
             let lay = &self.layers[l];
             let args = [
@@ -345,7 +348,6 @@ impl CudaSession<'_> {
                 m,
                 &mut p.w16,
                 &mut p.o,
-                false,
             )?;
             self.pf_norm(
                 p,
@@ -353,24 +355,25 @@ impl CudaSession<'_> {
                 2,
                 Some(&self.layers[l].norms[3]),
                 &self.layers[l].norms[4],
+                false,
             )?;
             let wts = &model.weights;
-            cuda.prefill_product(wts, &w.ffn_gate, &p.h16, m, &mut p.w16, &mut p.g, false)?;
-            cuda.prefill_product(wts, &w.ffn_up, &p.h16, m, &mut p.w16, &mut p.u, false)?;
+            cuda.prefill_product(wts, &w.ffn_gate, &p.h16, m, &mut p.w16, &mut p.g)?;
+            cuda.prefill_product(wts, &w.ffn_up, &p.h16, m, &mut p.w16, &mut p.u)?;
             let args = [
                 Arg::P(ptr(&p.g, &st)),
                 Arg::P(ptr(&p.u, &st)),
                 Arg::P(ptr(&p.s16, &st)),
-                Arg::L((m * c.n_ff) as i64),
+                Arg::P(ptr(&p.oscale, &st)),
+                Arg::I(c.n_ff as i32),
             ];
-            let cfg = blocks((m * c.n_ff).div_ceil(256).min(65_535));
-            // SAFETY: g and u hold m × n_ff values, s16 m × n_ff halves.
-            unsafe { launch_ex(&st, kernel(cuda, "pf_swiglu")?, cfg, &args, 1)? };
-            // SwiGLU's output is bf16 (not normalized: f16's range may not hold it).
-            cuda.prefill_product(wts, &w.ffn_down, &p.s16, m, &mut p.w16, &mut p.o, true)?;
+            // SAFETY: g and u hold m × n_ff values, s16 m × n_ff halves, oscale m values.
+            unsafe { launch_ex(&st, kernel(cuda, "pf_swiglu")?, blocks(m), &args, 1)? };
+            // SwiGLU's rows went in scaled by powers of two; pf_norm scales the result back.
+            cuda.prefill_product(wts, &w.ffn_down, &p.s16, m, &mut p.w16, &mut p.o)?;
             // Post-FFN norm tail and the next layer's attn_norm.
             let (post_w, next) = (&self.layers[l].norms[5], &self.layers[l + 1].norms[0]);
-            self.pf_norm(p, m, 2, Some(post_w), next)?;
+            self.pf_norm(p, m, 2, Some(post_w), next, true)?;
         }
         for (lay, place) in self.layers.iter_mut().zip(post) {
             lay.place = place;
@@ -381,7 +384,8 @@ impl CudaSession<'_> {
     }
 
     /// `pf_norm` over the chunk's m rows: mode 1 (entry) or 2 (post-norm tail with weights
-    /// `post`), then the norm with weights `wn`, into h16.
+    /// `post`; with `scaled`, o times pf_swiglu's row scales), then the norm with weights
+    /// `wn`, into h16.
     fn pf_norm(
         &self,
         p: &mut PrefillScratch,
@@ -389,12 +393,14 @@ impl CudaSession<'_> {
         mode: i32,
         post: Option<&CudaSlice<f32>>,
         wn: &CudaSlice<f32>,
+        scaled: bool,
     ) -> Result<()> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
         let args = [
             Arg::P(ptr(&p.x, st)),
             Arg::P(ptr(&p.o, st)),
+            Arg::P(if scaled { ptr(&p.oscale, st) } else { 0 }),
             Arg::P(post.map_or(0, |w| ptr(w, st))),
             Arg::F(c.post_norm_eps),
             Arg::P(ptr(wn, st)),
@@ -403,7 +409,8 @@ impl CudaSession<'_> {
             Arg::I(c.n_embd as i32),
             Arg::I(mode),
         ];
-        // SAFETY: x and o hold m × n_embd values, h16 m × n_embd halves, the weights n_embd.
+        // SAFETY: x and o hold m × n_embd values, h16 m × n_embd halves, oscale m values, the
+        // weights n_embd.
         unsafe { launch_ex(st, kernel(self.cuda, "pf_norm")?, blocks(m), &args, 1) }
     }
 }
