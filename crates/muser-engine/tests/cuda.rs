@@ -678,85 +678,61 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
     (pass, fail)
 }
 
-fn main() {
-    let arg = std::env::args().nth(1);
-    if arg.as_deref() == Some("bw") {
-        // Kernel speeds only (no parity): `cuda_test bw`.
+/// The measurement commands (`cuda_test CMD [PATH] [D1 D2 ...]`, on a GPU; nothing without
+/// one): returns whether `arg` was one.
+fn measure(arg: Option<&str>) -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args.get(2).cloned().unwrap_or_default();
+    let depths: Vec<usize> = args.iter().skip(3).filter_map(|a| a.parse().ok()).collect();
+    let opts = CudaOptions::default();
+    let run = |f: &dyn Fn()| {
         if available() {
-            let cuda = Cuda::new(&CudaOptions::default()).unwrap();
+            f();
+        }
+    };
+    match arg {
+        // Kernel speeds only (no parity).
+        Some("bw") => run(&|| {
+            let cuda = Cuda::new(&opts).unwrap();
             bandwidth(&cuda);
             seg_sweep(&cuda, false);
-        }
-        return;
-    }
-    if arg.as_deref() == Some("ncu") {
+        }),
         // One launch of each segment-kernel variant, to run under `ncu`.
-        if available() {
-            seg_sweep(&Cuda::new(&CudaOptions::default()).unwrap(), true);
-        }
-        return;
-    }
-    if arg.as_deref() == Some("ab") {
-        // The launch-tuning A/B on a model file, then at depths: `cuda_test ab PATH D1 ...`.
-        let path = std::env::args().nth(2).unwrap_or_default();
-        if available() {
-            let opts = CudaOptions::default();
+        Some("ncu") => run(&|| seg_sweep(&Cuda::new(&opts).unwrap(), true)),
+        // The launch-tuning A/B on a model file, then decode at the depths.
+        Some("ab") => run(&|| {
             {
                 let dev = Cuda::new(&opts).unwrap();
                 let model = Glimmer::open(&path, Box::new(CpuRef::default())).unwrap();
                 tuning_ab(&dev, &model);
             }
-            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
+            for &d in &depths {
                 depth_speed(&opts, &path, d);
             }
-        }
-        return;
-    }
-    if arg.as_deref() == Some("att") {
-        // The tensor-core attention A/B at depths: `cuda_test att PATH D1 D2 ...`.
-        let path = std::env::args().nth(2).unwrap_or_default();
-        if available() {
-            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
-                attn_ab(&CudaOptions::default(), &path, d);
+        }),
+        // The tensor-core attention A/B at the depths.
+        Some("att") => run(&|| depths.iter().for_each(|&d| attn_ab(&opts, &path, d))),
+        // Short prompts batched against token by token.
+        Some("pfsmall") => run(&|| prefill::prefill_small(&opts, &path)),
+        // In-graph cost of each kernel class at the depths.
+        Some("omit") => run(&|| depths.iter().for_each(|&d| omit_costs(&opts, &path, d))),
+        // Decode at the depths only.
+        Some("depth") => run(&|| depths.iter().for_each(|&d| depth_speed(&opts, &path, d))),
+        // `cuda_test PATH D1 ...`: session speed and decode at the depths.
+        Some(file) if file != "parity" => run(&|| {
+            session_speed(&opts, file);
+            for d in args.iter().skip(2).filter_map(|a| a.parse().ok()) {
+                depth_speed(&opts, file, d);
             }
-        }
-        return;
+        }),
+        _ => return false,
     }
-    if arg.as_deref() == Some("pfsmall") {
-        // Short prompts batched against token by token: `cuda_test pfsmall PATH`.
-        let path = std::env::args().nth(2).unwrap_or_default();
-        if available() {
-            prefill::prefill_small(&CudaOptions::default(), &path);
-        }
-        return;
-    }
-    if arg.as_deref() == Some("omit") {
-        // In-graph cost of each kernel class: `cuda_test omit PATH D1 D2 ...`.
-        let path = std::env::args().nth(2).unwrap_or_default();
-        if available() {
-            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
-                omit_costs(&CudaOptions::default(), &path, d);
-            }
-        }
-        return;
-    }
-    if arg.as_deref() == Some("depth") {
-        // Decode at depths only: `cuda_test depth PATH D1 D2 ...`.
-        let path = std::env::args().nth(2).unwrap_or_default();
-        if available() {
-            for d in std::env::args().skip(3).filter_map(|a| a.parse().ok()) {
-                depth_speed(&CudaOptions::default(), &path, d);
-            }
-        }
-        return;
-    }
-    if let Some(path) = arg.as_deref().filter(|&a| a != "parity") {
-        if available() {
-            session_speed(&CudaOptions::default(), path);
-            for d in std::env::args().skip(2).filter_map(|a| a.parse().ok()) {
-                depth_speed(&CudaOptions::default(), path, d);
-            }
-        }
+    true
+}
+
+fn main() {
+    let arg = std::env::args().nth(1);
+    if measure(arg.as_deref()) {
         return;
     }
     if !available() {
