@@ -168,22 +168,43 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
     (pass, fail)
 }
 
+/// The session with launch choice `tune` on one parity model: its logits held to the oracle's
+/// bar (line "vs cpu-ref: cuda session {session} …"), and `expect` kernels picked by `is_kernel`
+/// among its profile's labels (line "{applied} on {used} of {n_layer} layers"). Two checks.
+fn option_checks(
+    dev: &Cuda,
+    case: &OracleCase<'_>,
+    tune: DecodeTuning,
+    (session, applied): (&str, &str),
+    is_kernel: impl Fn(&str) -> bool,
+    expect: usize,
+) -> [bool; 2] {
+    let name = case.name;
+    dev.set_decode_tuning(tune);
+    let (mut s2, got) = run_session(dev, case.gpu, case.tokens);
+    let (ok, kl, d, miss) = oracle_bar(case.want, &got, case.v, case.kl_cpu, case.d_cpu);
+    println!(
+        "model {name:20} vs cpu-ref: cuda session {session} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
+        if ok { "ok" } else { "FAIL" }
+    );
+    let labels = s2.profile_step(case.tokens[0]).unwrap();
+    let used = labels.iter().filter(|(l, _, _)| is_kernel(l)).count();
+    let ok_a = used == expect;
+    println!(
+        "model {name:20} {applied} on {used} of {} layers {}",
+        case.gpu.cfg.n_layer,
+        if ok_a { "ok" } else { "FAIL" }
+    );
+    [ok, ok_a]
+}
+
 /// On one parity model: the session with the tensor-core attention on every layer, held to
 /// the oracle's bar (as close to cpu-ref as the CPU fast path: KL, max |Δ log p|, no top-1
 /// change), and the profile's labels showing it on every layer where the geometry allows.
 pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, usize) {
-    let OracleCase {
-        name,
-        gpu,
-        tokens,
-        want,
-        v,
-        kl_cpu,
-        d_cpu,
-    } = *case;
     let (mut pass, mut fail) = (0, 0);
     let tuned = dev.decode_tuning();
-    let c = &gpu.cfg;
+    let c = &case.gpu.cfg;
     let g = c.n_head / c.n_head_kv;
     let applies = dev.compute_capability.0 >= 8
         && [64, 128].contains(&c.head_dim)
@@ -195,28 +216,17 @@ pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, u
             min_capacity: 0,
             split_rows_long: 256,
         };
-        dev.set_decode_tuning(DecodeTuning {
+        let tune = DecodeTuning {
             attn_mma: Some(m),
             ..tuned
-        });
-        let (mut s2, got) = run_session(dev, gpu, tokens);
-        let (ok, kl, d, miss) = oracle_bar(want, &got, v, kl_cpu, d_cpu);
-        println!(
-            "model {name:20} vs cpu-ref: cuda session attn_mma {chunk}x{stages} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
-            if ok { "ok" } else { "FAIL" }
+        };
+        let labels = (
+            &*format!("attn_mma {chunk}x{stages}"),
+            &*format!("tensor-core attention {chunk}x{stages}"),
         );
-        let labels = s2.profile_step(tokens[0]).unwrap();
-        let used = labels
-            .iter()
-            .filter(|(l, _, _)| l.starts_with("attend_mma_"))
-            .count();
-        let ok_a = used == if applies { c.n_layer } else { 0 };
-        println!(
-            "model {name:20} tensor-core attention {chunk}x{stages} on {used} of {} layers {}",
-            c.n_layer,
-            if ok_a { "ok" } else { "FAIL" }
-        );
-        for o in [ok, ok_a] {
+        let is_mma = |l: &str| l.starts_with("attend_mma_");
+        let expect = if applies { c.n_layer } else { 0 };
+        for o in option_checks(dev, case, tune, labels, is_mma, expect) {
             tally(o, &mut pass, &mut fail);
         }
     }
@@ -230,55 +240,32 @@ pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, u
 /// profile's labels showing `attend_merge_gate_q8_w` on every layer (head_dim a multiple of
 /// 32: every parity model).
 pub(crate) fn wide_merge_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, usize) {
-    let OracleCase {
-        name,
-        gpu,
-        tokens,
-        want,
-        v,
-        kl_cpu,
-        d_cpu,
-    } = *case;
     let (mut pass, mut fail) = (0, 0);
     let tuned = dev.decode_tuning();
-    let c = &gpu.cfg;
+    let c = &case.gpu.cfg;
     let mma_all = MmaAttn {
         min_capacity: 0,
         split_rows_long: 256,
         ..MmaAttn::default()
     };
     for (wide, mma) in [(256, None), (512, None), (256, Some(mma_all))] {
-        dev.set_decode_tuning(DecodeTuning {
+        let tune = DecodeTuning {
             wide_merge: Some(WideMerge {
                 threads: wide,
                 min_splits: 0,
             }),
             attn_mma: mma,
             ..tuned
-        });
-        let (mut s2, got) = run_session(dev, gpu, tokens);
-        let (ok, kl, d, miss) = oracle_bar(want, &got, v, kl_cpu, d_cpu);
+        };
         let what = if mma.is_some() {
             " after attn_mma 16x2"
         } else {
             ""
         };
-        println!(
-            "model {name:20} vs cpu-ref: cuda session wide merge {wide}{what} KL {kl:.3e} max|Δ| {d:.3e} top1-miss {miss} {}",
-            if ok { "ok" } else { "FAIL" }
-        );
-        let labels = s2.profile_step(tokens[0]).unwrap();
-        let used = labels
-            .iter()
-            .filter(|(l, _, _)| l == "attend_merge_gate_q8_w")
-            .count();
-        let ok_a = used == if c.head_dim % 32 == 0 { c.n_layer } else { 0 };
-        println!(
-            "model {name:20} wide merge {wide}{what} on {used} of {} layers {}",
-            c.n_layer,
-            if ok_a { "ok" } else { "FAIL" }
-        );
-        for o in [ok, ok_a] {
+        let label = format!("wide merge {wide}{what}");
+        let is_wide = |l: &str| l == "attend_merge_gate_q8_w";
+        let expect = if c.head_dim % 32 == 0 { c.n_layer } else { 0 };
+        for o in option_checks(dev, case, tune, (&label, &label), is_wide, expect) {
             tally(o, &mut pass, &mut fail);
         }
     }
@@ -333,18 +320,7 @@ pub(crate) fn attn_ab(opts: &CudaOptions, path: &str, depth: usize) {
             dev.set_decode_tuning(tune);
             let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
             sess.fill_synthetic(depth, 7).unwrap();
-            for _ in 0..2 {
-                sess.step_argmax(11).unwrap();
-            }
-            let mut best = 0f64;
-            for _ in 0..2 {
-                let n = 32;
-                let t = Instant::now();
-                for i in 0..n {
-                    sess.step_argmax((i * 13 + 5) as u32).unwrap();
-                }
-                best = best.max(n as f64 / t.elapsed().as_secs_f64());
-            }
+            let best = decode_rate(&mut sess, 2, 32, |i| (i * 13 + 5) as u32);
             println!(
                 "att depth {depth} round {round} {what:20}: {best:.2} tok/s ({:.3} ms/token)",
                 1e3 / best

@@ -186,6 +186,28 @@ pub(crate) fn print_profile(sess: &mut CudaSession, steps: usize) {
     }
 }
 
+/// Decode rate of `sess` in tok/s: two warm-up steps, then the best of `reps` runs of `n`
+/// greedy steps over tokens `tok(i)` (argmax on the GPU).
+pub(crate) fn decode_rate(
+    sess: &mut CudaSession,
+    reps: usize,
+    n: usize,
+    tok: impl Fn(usize) -> u32,
+) -> f64 {
+    for _ in 0..2 {
+        sess.step_argmax(11).unwrap();
+    }
+    let mut best = 0f64;
+    for _ in 0..reps {
+        let t = Instant::now();
+        for i in 0..n {
+            sess.step_argmax(tok(i)).unwrap();
+        }
+        best = best.max(n as f64 / t.elapsed().as_secs_f64());
+    }
+    best
+}
+
 /// Decode speed of the whole-token session on a model file (e.g. the 30B synthetic one).
 pub(crate) fn session_speed(opts: &CudaOptions, path: &str) {
     let dev = Cuda::new(opts).unwrap();
@@ -278,18 +300,7 @@ pub(crate) fn tuning_ab(dev: &Cuda, model: &Glimmer) {
     for tune in tunes {
         dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(dev, model, 256).unwrap();
-        for _ in 0..2 {
-            sess.step_argmax(11).unwrap();
-        }
-        let mut best = 0f64;
-        for _ in 0..3 {
-            let n = 48;
-            let t0 = Instant::now();
-            for i in 0..n {
-                sess.step_argmax((i * 31 + 7) as u32).unwrap();
-            }
-            best = best.max(n as f64 / t0.elapsed().as_secs_f64());
-        }
+        let best = decode_rate(&mut sess, 3, 48, |i| (i * 31 + 7) as u32);
         println!(
             "tuning fold_swiglu {} norm_one_sum {}: {best:.2} tok/s ({:.3} ms/token, best of 3 x 48) {tune:?}",
             tune.fold_swiglu,
@@ -355,21 +366,12 @@ pub(crate) fn depth_speed(opts: &CudaOptions, path: &str, depth: usize) {
         dev.set_decode_tuning(tune);
         let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
         sess.fill_synthetic(depth, 7).unwrap();
-        let n = 32;
-        for _ in 0..2 {
-            sess.step_argmax(11).unwrap();
-        }
-        let t = Instant::now();
-        for i in 0..n {
-            sess.step_argmax((i * 13 + 5) as u32).unwrap();
-        }
-        let s = t.elapsed().as_secs_f64();
+        let rate = decode_rate(&mut sess, 1, 32, |i| (i * 13 + 5) as u32);
         println!(
-            "decode at depth {depth}, fold_swiglu {} norm_one_sum {}: {:.2} tok/s ({:.2} ms/token), attention {g:?}, {tune:?}",
+            "decode at depth {depth}, fold_swiglu {} norm_one_sum {}: {rate:.2} tok/s ({:.2} ms/token), attention {g:?}, {tune:?}",
             tune.fold_swiglu,
             tune.norm_one_sum,
-            n as f64 / s,
-            1e3 * s / n as f64
+            1e3 / rate
         );
         print_profile(&mut sess, 2);
     }
@@ -426,15 +428,8 @@ pub(crate) fn omit_costs(opts: &CudaOptions, path: &str, depth: usize) {
             for _ in 0..3 {
                 // Every rep starts at the same depth (the graph reads the placement).
                 sess.fill_synthetic(depth, 7).unwrap();
-                let n = 32;
-                for i in 0..2 {
-                    sess.step_argmax(i * 13 + 1).unwrap();
-                }
-                let t = Instant::now();
-                for i in 0..n {
-                    sess.step_argmax((i * 31 + 7) as u32).unwrap();
-                }
-                best = best.min(1e3 * t.elapsed().as_secs_f64() / n as f64);
+                let rate = decode_rate(&mut sess, 1, 32, |i| (i * 31 + 7) as u32);
+                best = best.min(1e3 / rate);
             }
             println!(
                 "omit depth {depth} round {round}: {what:20} {best:.4} ms/token ({:.2} tok/s)",
