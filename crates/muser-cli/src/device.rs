@@ -122,6 +122,11 @@ impl Opened {
         self.cuda.as_ref()
     }
 
+    /// The model and the CUDA device (weights uploaded), when it runs on one.
+    pub fn into_parts(self) -> (Glimmer, Option<Cuda>) {
+        (self.model, self.cuda)
+    }
+
     /// A new sequence holding up to `max_positions` positions.
     pub fn sequence(&self, max_positions: usize) -> Result<Box<dyn Sequence + '_>> {
         Ok(match &self.cuda {

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use muser_engine::sched::SchedulerConfig;
+use muser_engine::sched::{Runner, SchedulerConfig};
 use muser_engine::Glimmer;
 
-use crate::device::{backend, Device, Split};
+use crate::device::{backend, Device, Opened, Split};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,7 +24,8 @@ pub struct Args {
     /// Positions per sequence (prompt + completion); capped at the model's context length.
     #[arg(short = 'c', long = "ctx", default_value_t = 8192)]
     ctx: usize,
-    /// Sequences decoded together in one batched step.
+    /// Sequences running at once (decoded together in one batched step on the host; on a GPU
+    /// each its own whole-token session, stepped in turn).
     #[arg(long, default_value_t = 8)]
     parallel: usize,
     /// Requests that may wait for a free sequence slot; more get 503 with Retry-After.
@@ -33,8 +34,10 @@ pub struct Args {
     /// Prompt rows per step when nothing is decoding (and while something is: --prefill-chunk-busy).
     #[arg(long, default_value_t = 512)]
     prefill_chunk: usize,
-    #[arg(long, default_value_t = 64)]
-    prefill_chunk_busy: usize,
+    /// Default: 64 on the host; on a GPU the --prefill-chunk (a batched chunk there costs
+    /// ~78 ms however short, so short ones would only stall the decoders longer).
+    #[arg(long)]
+    prefill_chunk_busy: Option<usize>,
     /// Name reported by /v1/models (default: the file's general.name, else its file name).
     #[arg(long)]
     alias: Option<String>,
@@ -54,11 +57,26 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    // Batched forward passes run the graph on the host; with CUDA the products run on the GPU.
-    let b = backend(args.device, args.threads)?;
-    let device = b.name().to_string();
-    let mut model =
-        Glimmer::open(&path, b).with_context(|| format!("loading {}", path.display()))?;
+    let on_gpu = match args.device {
+        Device::Cuda(_) => true,
+        Device::Auto => muser_engine::cuda::available(),
+        Device::Cpu | Device::CpuRef => false,
+    };
+    // On a GPU every sequence is a whole-token session (KV cache on the device, one CUDA
+    // graph per token), fed one after another; on the host the batched forward runs the graph
+    // over every sequence at once.
+    let (mut model, runner, device) = if on_gpu {
+        let (model, cuda) = Opened::open(&path, args.device, args.threads)?.into_parts();
+        let cuda = cuda.context("the CUDA device was not opened")?;
+        let runner = Runner::OneByOne(Box::new(Arc::new(cuda)));
+        (model, runner, "cuda".to_string())
+    } else {
+        let b = backend(args.device, args.threads)?;
+        let device = b.name().to_string();
+        let model =
+            Glimmer::open(&path, b).with_context(|| format!("loading {}", path.display()))?;
+        (model, Runner::Batched, device)
+    };
     model.set_split_policy(args.split.into());
     let id = args.alias.unwrap_or_else(|| {
         model
@@ -80,10 +98,19 @@ pub fn run(args: Args) -> Result<()> {
         max_sequences: args.parallel,
         queue_size: args.queue,
         prefill_chunk: args.prefill_chunk,
-        prefill_chunk_busy: args.prefill_chunk_busy,
+        prefill_chunk_busy: args.prefill_chunk_busy.unwrap_or(if on_gpu {
+            args.prefill_chunk
+        } else {
+            64
+        }),
     };
-    let mut state =
-        muser_server::AppState::new(Arc::new(model), id.clone(), device.clone(), sched)?;
+    let mut state = muser_server::AppState::with_runner(
+        Arc::new(model),
+        id.clone(),
+        device.clone(),
+        sched,
+        runner,
+    )?;
     state.api_key = args.api_key;
     let cfg = state.scheduler.config().clone();
     eprintln!(

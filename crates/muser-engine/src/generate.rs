@@ -40,6 +40,8 @@ pub trait Sequence {
     fn capacity(&self) -> usize;
     /// Back to an empty sequence.
     fn reset(&mut self) -> Result<()>;
+    /// Bytes its KV cache holds (allocated, not only the used rows).
+    fn kv_bytes(&self) -> usize;
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -81,6 +83,10 @@ impl Sequence for HostSequence<'_> {
     fn reset(&mut self) -> Result<()> {
         self.kv.clear();
         Ok(())
+    }
+
+    fn kv_bytes(&self) -> usize {
+        self.kv.bytes()
     }
 }
 

@@ -559,6 +559,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             );
             tally(diff == 0, &mut pass, &mut fail);
         }
+        // The split-K merge folded into the attention launch: the same bits.
+        {
+            let (p, f) = attn::fold_merge_session_checks(&dev, &gpu, &tokens, name);
+            pass += p;
+            fail += f;
+        }
         // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
         // Q4_K_M models), the profile's labels say so, on every layer.
         {
@@ -716,6 +722,24 @@ fn measure(arg: Option<&str>) -> bool {
         Some("pfsmall") => run(&|| prefill::prefill_small(&opts, &path)),
         // In-graph cost of each kernel class at the depths.
         Some("omit") => run(&|| depths.iter().for_each(|&d| omit_costs(&opts, &path, d))),
+        // The folded split-K merge against the separate one at the depths.
+        Some("fold") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let off = DecodeTuning {
+                fold_merge: None,
+                ..t
+            };
+            let all = DecodeTuning {
+                fold_merge: Some(1024),
+                ..t
+            };
+            let v = [
+                ("merge apart", off, false),
+                ("default", t, true),
+                ("fold all", all, true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // Decode at the depths only.
         Some("depth") => run(&|| depths.iter().for_each(|&d| depth_speed(&opts, &path, d))),
         // `cuda_test PATH D1 ...`: session speed and decode at the depths.

@@ -1,6 +1,8 @@
 //! Batched forward and the scheduler on a small synthetic model: rows computed in a batch equal
 //! their solo runs bit for bit, the same seed gives the same tokens alone or batched, prompts
-//! are chunked without stalling decoders, clients that leave free their KV, the queue is bounded.
+//! are chunked without stalling decoders, clients that leave free their KV, the queue is bounded;
+//! the one-by-one runner (the GPU's: a sequence each) gives the batched runner's tokens, and a
+//! sequence that fails ends alone.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -8,9 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use muser_engine::sched::{
-    EventSink, FinishReason, Request, Scheduler, SchedulerConfig, SeqEvent, SubmitError,
+    EventSink, FinishReason, HostSequences, Request, Runner, Scheduler, SchedulerConfig, SeqEvent,
+    SequenceSource, SubmitError,
 };
-use muser_engine::{Cpu, Glimmer, KvCache, LogitsFor, SamplingParams, Segment, SplitPolicy};
+use muser_engine::{
+    Cpu, Glimmer, HostSequence, KvCache, LogitsFor, SamplingParams, Segment, Sequence, SplitPolicy,
+};
 use muser_synth::{Preset, SynthConfig};
 
 fn model_path() -> PathBuf {
@@ -329,7 +334,7 @@ fn request(
 }
 
 /// Tokens with their log-probabilities, then the finish reason.
-fn collect(rx: &mpsc::Receiver<SeqEvent>) -> (Vec<(u32, f32)>, Option<FinishReason>) {
+fn collect(rx: &mpsc::Receiver<SeqEvent>) -> Outcome {
     let mut toks = Vec::new();
     loop {
         match rx
@@ -582,4 +587,150 @@ fn requests_whose_clients_left_do_not_hold_queue_places() {
     let (next, rx_next) = request(prompt(3, 8), 3, 5, None);
     assert_eq!(s.submit(next), Ok(()));
     assert_eq!(collect(&rx_next).1, Some(FinishReason::Length));
+}
+
+/// One sequence's tokens with their log-probabilities, and its finish reason.
+type Outcome = (Vec<(u32, f32)>, Option<FinishReason>);
+
+/// Submits every prompt (seed = its index, 12 tokens each) and collects the results.
+fn run_all(s: &Scheduler, prompts: &[Vec<u32>]) -> Vec<Outcome> {
+    let rxs: Vec<_> = prompts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (req, rx) = request(p.clone(), i as u64, 12, None);
+            s.submit(req).unwrap();
+            rx
+        })
+        .collect();
+    rxs.iter().map(collect).collect()
+}
+
+#[test]
+fn the_one_by_one_runner_gives_the_batched_runners_tokens() {
+    let m = Arc::new(model(2));
+    let prompts: Vec<Vec<u32>> = (0..4).map(|i| prompt(i + 7, 2 + 13 * i as usize)).collect();
+    let batched = {
+        let s = Scheduler::start(m.clone(), cfg(3)).unwrap();
+        run_all(&s, &prompts)
+    };
+    let s = Scheduler::start_with(m.clone(), cfg(3), Runner::OneByOne(Box::new(HostSequences)))
+        .unwrap();
+    let each = run_all(&s, &prompts);
+    // Same tokens and the same log-probabilities, bit for bit (rows do not depend on what
+    // else is in the batch, nor on how a prompt is chunked).
+    assert_eq!(each, batched);
+    assert!(each
+        .iter()
+        .all(|r| r.1 == Some(FinishReason::Length) && r.0.len() == 12));
+    let st = s.stats();
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    // Several sequences ran in one step (a step feeds each of them in turn).
+    let (steps, rows) = (st.steps.load(relaxed), st.step_rows.load(relaxed));
+    assert!(rows > steps + 10, "rows {rows} steps {steps}");
+    for _ in 0..200 {
+        if st.running.load(relaxed) == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(st.kv_bytes.load(relaxed), 0);
+    assert_eq!(st.finished.load(relaxed), 4);
+}
+
+/// Host sequences for the one-by-one runner; the first one opened fails at its `fail_at`-th
+/// feed (counting from 1).
+struct Failing {
+    fail_at: usize,
+    opened: std::sync::atomic::AtomicUsize,
+}
+
+struct FailingSeq<'a> {
+    inner: HostSequence<'a>,
+    feeds: usize,
+    fail_at: Option<usize>,
+}
+
+impl Sequence for FailingSeq<'_> {
+    fn feed(&mut self, tokens: &[u32]) -> muser_engine::Result<Vec<f32>> {
+        self.feeds += 1;
+        if Some(self.feeds) == self.fail_at {
+            return Err(muser_engine::Error::Cuda("injected launch failure".into()));
+        }
+        self.inner.feed(tokens)
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+    fn reset(&mut self) -> muser_engine::Result<()> {
+        self.inner.reset()
+    }
+    fn kv_bytes(&self) -> usize {
+        self.inner.kv_bytes()
+    }
+}
+
+impl SequenceSource for Failing {
+    fn open<'a>(
+        &'a self,
+        model: &'a Glimmer,
+        max_positions: usize,
+    ) -> muser_engine::Result<Box<dyn Sequence + 'a>> {
+        let first = self
+            .opened
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            == 0;
+        Ok(Box::new(FailingSeq {
+            inner: HostSequence::new(model, max_positions),
+            feeds: 0,
+            fail_at: first.then_some(self.fail_at),
+        }))
+    }
+}
+
+#[test]
+fn a_failing_sequence_ends_alone_in_the_one_by_one_runner() {
+    let m = Arc::new(model(1));
+    let prompts = [prompt(3, 5), prompt(4, 6)];
+    let want = {
+        let s = Scheduler::start(m.clone(), cfg(2)).unwrap();
+        run_all(&s, &prompts)
+    };
+    // The first sequence's 4th feed fails (its prompt in one chunk, then 2 decodes ran: 3
+    // tokens out); the second runs to the end beside it.
+    let source = Failing {
+        fail_at: 4,
+        opened: Default::default(),
+    };
+    let s = Scheduler::start_with(m.clone(), cfg(2), Runner::OneByOne(Box::new(source))).unwrap();
+    let (req, rx) = request(prompts[0].clone(), 0, 12, None);
+    s.submit(req).unwrap();
+    let (req, rx2) = request(prompts[1].clone(), 1, 12, None);
+    s.submit(req).unwrap();
+    let mut toks = Vec::new();
+    let msg = loop {
+        match rx.recv_timeout(Duration::from_secs(30)).unwrap() {
+            SeqEvent::Token { id, .. } => toks.push(id),
+            SeqEvent::Failed(m) => break m,
+            SeqEvent::Done { .. } => panic!("a failing sequence finished"),
+        }
+    };
+    assert!(msg.contains("injected launch failure"), "{msg}");
+    let first3: Vec<u32> = want[0].0.iter().take(3).map(|t| t.0).collect();
+    assert_eq!(toks, first3);
+    assert_eq!(collect(&rx2), want[1]);
+    let st = s.stats();
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    for _ in 0..200 {
+        if st.running.load(relaxed) == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(st.running.load(relaxed), 0);
+    assert_eq!(st.kv_bytes.load(relaxed), 0);
+    assert!(s.is_running());
 }

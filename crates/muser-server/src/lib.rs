@@ -26,7 +26,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use muser_engine::sched::{Scheduler, SchedulerConfig, TokenLogprobs};
+use muser_engine::sched::{Runner, Scheduler, SchedulerConfig, TokenLogprobs};
 use muser_engine::Glimmer;
 use muser_tokenizer::{ChatTemplate, Tokenizer};
 use serde_json::{json, Value};
@@ -67,12 +67,24 @@ impl AppState {
         device: String,
         sched: SchedulerConfig,
     ) -> Result<AppState, ServeError> {
+        AppState::with_runner(model, model_id, device, sched, Runner::Batched)
+    }
+
+    /// As [`AppState::new`], the scheduler running its sequences with `runner` (one-by-one
+    /// whole-token sessions on a GPU).
+    pub fn with_runner(
+        model: Arc<Glimmer>,
+        model_id: String,
+        device: String,
+        sched: SchedulerConfig,
+        runner: Runner,
+    ) -> Result<AppState, ServeError> {
         let header = model.weights.file().header();
         let tokenizer = Tokenizer::from_gguf(header)?;
         let template = ChatTemplate::from_gguf(header).ok();
         let markers = gen::markers_of(&tokenizer);
         let stop_tokens = tokenizer.stop_tokens();
-        let scheduler = Scheduler::start(model, sched)?;
+        let scheduler = Scheduler::start_with(model, sched, runner)?;
         Ok(AppState {
             scheduler,
             tokenizer: Arc::new(tokenizer),

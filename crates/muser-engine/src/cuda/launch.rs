@@ -71,7 +71,17 @@ pub struct DecodeTuning {
     /// event-timed). At depth 0 (1-2 splits) the A/B saw no change and a bench 184.2 → 183.6,
     /// hence `min_splits`: those layers keep the serial merge.
     pub wide_merge: Option<WideMerge>,
+    /// The split-K merge folded into the per-head and grouped attention launches (their
+    /// `_m` variants: the last block of each column to finish merges its heads with
+    /// `attend_merge_gate_q8`'s code, so the same bits) on layers of at most this many
+    /// splits; the tensor-core attention and longer caches keep the separate merge (`None`:
+    /// never). One launch fewer per layer where it applies.
+    pub fold_merge: Option<usize>,
 }
+
+/// The default `DecodeTuning::fold_merge`: below `WideMerge`'s default `min_splits`, so a
+/// folded layer gives the bits the serial merge it replaces would.
+pub const FOLD_MERGE_MAX_SPLITS: usize = 7;
 
 /// Where and how the wide split-K merge runs (`DecodeTuning::wide_merge`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +148,7 @@ impl Default for DecodeTuning {
             split_rows_grouped: 256,
             attn_mma: Some(MmaAttn::default()),
             wide_merge: Some(WideMerge::default()),
+            fold_merge: Some(FOLD_MERGE_MAX_SPLITS),
         }
     }
 }
@@ -154,6 +165,7 @@ impl DecodeTuning {
         split_rows_grouped: 128,
         attn_mma: None,
         wide_merge: None,
+        fold_merge: None,
     };
 }
 

@@ -56,7 +56,7 @@ mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
-pub use launch::{DecodeTuning, MmaAttn, WideMerge};
+pub use launch::{DecodeTuning, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};
 pub use session::{

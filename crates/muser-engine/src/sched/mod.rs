@@ -1,12 +1,25 @@
 //! The engine-side scheduler: one thread owns the model and steps every running sequence in
-//! one batched forward (continuous batching), interleaving chunked prefill so that a decoder
-//! never waits behind a long prompt; a bounded queue gives backpressure.
+//! one batched forward (continuous batching), or, on a GPU, each sequence's whole-token
+//! session in turn, interleaving chunked prefill so that a decoder never waits behind a long
+//! prompt; a bounded queue gives backpressure.
 
+mod each;
 mod rate;
 mod run;
 mod slot;
 
+pub use each::{HostSequences, SequenceSource};
 pub use rate::decode_rate;
+
+/// How the scheduler thread runs its sequences.
+pub enum Runner {
+    /// Host KV caches, every running sequence's rows in one batched forward on the model's
+    /// backend.
+    Batched,
+    /// One sequence each from the source (`Arc<Cuda>`: whole-token GPU sessions), fed one
+    /// after another: decoders first, then prompt chunks.
+    OneByOne(Box<dyn SequenceSource>),
+}
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -184,8 +197,17 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// Starts the scheduler thread for `model`.
+    /// Starts the scheduler thread for `model` with the batched runner.
     pub fn start(model: Arc<Glimmer>, cfg: SchedulerConfig) -> std::io::Result<Scheduler> {
+        Scheduler::start_with(model, cfg, Runner::Batched)
+    }
+
+    /// Starts the scheduler thread for `model` with `runner`.
+    pub fn start_with(
+        model: Arc<Glimmer>,
+        cfg: SchedulerConfig,
+        runner: Runner,
+    ) -> std::io::Result<Scheduler> {
         let mut cfg = cfg;
         cfg.context = cfg.context.clamp(2, model.cfg.context_length.max(2));
         cfg.max_sequences = cfg.max_sequences.max(1);
@@ -203,7 +225,10 @@ impl Scheduler {
             let cfg = cfg.clone();
             std::thread::Builder::new()
                 .name("muser-scheduler".into())
-                .spawn(move || run::run(&model, &cfg, &shared))?
+                .spawn(move || match runner {
+                    Runner::Batched => run::run(&model, &cfg, &shared),
+                    Runner::OneByOne(source) => each::run(&model, &*source, &cfg, &shared),
+                })?
         };
         Ok(Scheduler {
             shared,

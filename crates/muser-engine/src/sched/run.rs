@@ -1,16 +1,34 @@
 //! The scheduler thread's loop: admit queued requests into free slots, drop sequences whose
-//! client left, then one batched forward: every decoding sequence's next token plus prompt
-//! chunks (512 rows when nothing decodes, 64 while something does) in admission order.
+//! client left, then one step. The batched runner's step is one forward: every decoding
+//! sequence's next token plus prompt chunks (512 rows when nothing decodes, 64 while something
+//! does) in admission order; the one-by-one runner's is in `each.rs`.
 
 use std::sync::atomic::Ordering;
 
-use super::slot::Slot;
+use super::slot::{Slot, SlotKv};
 use super::{SchedulerConfig, SeqEvent, Shared};
 use crate::model::{Glimmer, LogitsFor, Segment};
 
+/// The batched runner: host KV caches, one batched forward per step.
 pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
+    run_loop(
+        cfg,
+        shared,
+        || Ok(model.new_cache(cfg.context, 0)),
+        |slots| step(model, cfg, slots, shared),
+    );
+}
+
+/// The loop every runner shares: `new_kv` makes an admitted sequence's cache (its error is
+/// sent to that client), `step` runs one step over the slots and removes those that ended.
+pub(super) fn run_loop<K: SlotKv>(
+    cfg: &SchedulerConfig,
+    shared: &Shared,
+    mut new_kv: impl FnMut() -> Result<K, String>,
+    mut step: impl FnMut(&mut Vec<Slot<K>>),
+) {
     let stats = &shared.stats;
-    let mut slots: Vec<Slot> = Vec::new();
+    let mut slots: Vec<Slot<K>> = Vec::new();
     let mut admitted = Vec::new();
     loop {
         {
@@ -35,8 +53,17 @@ pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
             stats.queue_depth.store(q.len() as u64, Ordering::Relaxed);
         }
         // KV caches are allocated outside the queue's lock (handlers take it to submit).
-        for req in admitted.drain(..) {
-            match Slot::new(model, cfg, req) {
+        for mut req in admitted.drain(..) {
+            let kv = match new_kv() {
+                Ok(kv) => kv,
+                Err(e) => {
+                    req.sink.send(SeqEvent::Failed(format!(
+                        "no room for the sequence's KV cache: {e}"
+                    )));
+                    continue;
+                }
+            };
+            match Slot::new(kv, req) {
                 Ok(s) => slots.push(s),
                 Err(mut req) => {
                     req.sink
@@ -50,11 +77,11 @@ pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
             .cancelled
             .fetch_add((before - slots.len()) as u64, Ordering::Relaxed);
         if !slots.is_empty() {
-            step(model, cfg, &mut slots, shared);
+            step(&mut slots);
         }
         stats.running.store(slots.len() as u64, Ordering::Relaxed);
         stats.kv_positions.store(
-            slots.iter().map(|s| s.kv.len() as u64).sum(),
+            slots.iter().map(|s| s.kv.positions() as u64).sum(),
             Ordering::Relaxed,
         );
         stats.kv_bytes.store(
@@ -66,7 +93,12 @@ pub(super) fn run(model: &Glimmer, cfg: &SchedulerConfig, shared: &Shared) {
 }
 
 /// One batched forward over every sequence that has rows to run; ended sequences are removed.
-fn step(model: &Glimmer, cfg: &SchedulerConfig, slots: &mut Vec<Slot>, shared: &Shared) {
+fn step(
+    model: &Glimmer,
+    cfg: &SchedulerConfig,
+    slots: &mut Vec<Slot<crate::kv::KvCache>>,
+    shared: &Shared,
+) {
     let stats = &shared.stats;
     let mut budget = if slots.iter().any(Slot::is_decoding) {
         cfg.prefill_chunk_busy
@@ -126,7 +158,7 @@ fn step(model: &Glimmer, cfg: &SchedulerConfig, slots: &mut Vec<Slot>, shared: &
             row += 1;
         }
     }
-    let cells: Vec<std::sync::Mutex<(&mut Slot, bool)>> = slots
+    let cells: Vec<std::sync::Mutex<(&mut Slot<crate::kv::KvCache>, bool)>> = slots
         .iter_mut()
         .map(|s| std::sync::Mutex::new((s, true)))
         .collect();

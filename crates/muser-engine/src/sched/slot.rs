@@ -1,16 +1,51 @@
-//! One running sequence in the scheduler: its KV cache, sampler and progress, and what happens
-//! to the logits of its newest position (sample, report, decide whether it goes on).
+//! One running sequence in the scheduler: its KV cache (host) or sequence (device), sampler and
+//! progress, and what happens to the logits of its newest position (sample, report, decide
+//! whether it goes on).
 
 use std::sync::atomic::Ordering;
 
-use super::{FinishReason, Request, SchedStats, SchedulerConfig, SeqEvent, TokenLogprobs};
+use super::{FinishReason, Request, SchedStats, SeqEvent, TokenLogprobs};
+use crate::generate::Sequence;
 use crate::kv::KvCache;
-use crate::model::Glimmer;
 use crate::sampling::Sampler;
 
-pub(super) struct Slot {
+/// What the scheduler reads of a slot's cache: a host [`KvCache`] (batched runner) or a
+/// [`Sequence`] (one-by-one runner: the GPU sessions).
+pub(super) trait SlotKv {
+    /// Positions cached.
+    fn positions(&self) -> usize;
+    fn max_positions(&self) -> usize;
+    /// Bytes held.
+    fn bytes(&self) -> usize;
+}
+
+impl SlotKv for KvCache {
+    fn positions(&self) -> usize {
+        self.len()
+    }
+    fn max_positions(&self) -> usize {
+        KvCache::max_positions(self)
+    }
+    fn bytes(&self) -> usize {
+        KvCache::bytes(self)
+    }
+}
+
+impl SlotKv for Box<dyn Sequence + '_> {
+    fn positions(&self) -> usize {
+        self.len()
+    }
+    fn max_positions(&self) -> usize {
+        self.capacity()
+    }
+    fn bytes(&self) -> usize {
+        self.kv_bytes()
+    }
+}
+
+pub(super) struct Slot<K> {
     pub req: Request,
-    pub kv: KvCache,
+    pub kv: K,
     sampler: Sampler,
     /// Prompt tokens already in the cache.
     pub prefilled: usize,
@@ -19,15 +54,15 @@ pub(super) struct Slot {
     generated: usize,
 }
 
-impl Slot {
-    /// A slot for `req`; the request back if its sampling parameters are invalid.
-    pub fn new(model: &Glimmer, cfg: &SchedulerConfig, req: Request) -> Result<Slot, Box<Request>> {
+impl<K: SlotKv> Slot<K> {
+    /// A slot for `req` over `kv`; the request back if its sampling parameters are invalid.
+    pub fn new(kv: K, req: Request) -> Result<Slot<K>, Box<Request>> {
         let Ok(mut sampler) = Sampler::new(req.sampling.clone()) else {
             return Err(Box::new(req));
         };
         sampler.observe(&req.prompt);
         Ok(Slot {
-            kv: model.new_cache(cfg.context, 0),
+            kv,
             sampler,
             prefilled: 0,
             next: None,
@@ -91,7 +126,7 @@ impl Slot {
         if self.generated >= self.req.max_tokens {
             return self.finish(FinishReason::Length);
         }
-        if self.kv.len() + 1 > self.kv.max_positions() {
+        if self.kv.positions() + 1 > self.kv.max_positions() {
             return self.finish(FinishReason::Context);
         }
         self.next = Some(token);

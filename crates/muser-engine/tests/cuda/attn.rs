@@ -97,8 +97,10 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 ));
             }
         }
-        let mut kernels: Vec<(AttnKernel, usize, Option<WideMerge>)> =
-            kernels.into_iter().map(|(k, r)| (k, r, None)).collect();
+        let mut kernels: Vec<(AttnKernel, usize, Option<WideMerge>, bool)> = kernels
+            .into_iter()
+            .map(|(k, r)| (k, r, None, false))
+            .collect();
         // (cuda-att2) The wide merge after the per-head kernel and after the tensor-core one
         // (16 × 2) at 128 and 512 rows per split.
         for wide in [256, 512] {
@@ -106,18 +108,29 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 threads: wide,
                 min_splits: 0,
             };
-            kernels.push((AttnKernel::PerHead, 128, Some(wide)));
+            kernels.push((AttnKernel::PerHead, 128, Some(wide), false));
             for rows in [128, 512] {
                 let m = MmaAttn {
                     min_capacity: 0,
                     split_rows_long: rows,
                     ..MmaAttn::default()
                 };
-                kernels.push((AttnKernel::Mma(m), rows, Some(wide)));
+                kernels.push((AttnKernel::Mma(m), rows, Some(wide), false));
             }
         }
+        // The merge folded into the per-head and grouped launches (DecodeTuning::fold_merge):
+        // the last block of a column merges with the serial merge's code, so the same bits as
+        // the kernel with the separate merge (any number of splits, 1 to 1,024 here).
+        for (kern, rows) in [
+            (AttnKernel::PerHead, 128),
+            (AttnKernel::Grouped(4), 256),
+            (AttnKernel::Grouped(8), 128),
+        ] {
+            kernels.push((kern, rows, None, true));
+        }
+        let mut unfolded: Vec<(AttnKernel, usize, Vec<f32>)> = Vec::new();
         let mut per_head: Option<Vec<f32>> = None;
-        for (kern, rows, wide_merge) in kernels {
+        for (kern, rows, wide_merge, fold_merge) in kernels {
             let sh = AttnShape {
                 n_head: nh,
                 n_head_kv: nkv,
@@ -127,6 +140,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 n,
                 split_rows: rows,
                 wide_merge,
+                fold_merge,
             };
             let Some(got) = cuda.attend_op(kern, &sh, &q, &k, &v, &gate).unwrap() else {
                 println!("attn op case {ci} {kern:?}: not applicable (not counted)");
@@ -142,9 +156,22 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
             let mut ok = finite && nmse <= 1e-9;
             let mut note = String::new();
             match kern {
+                _ if fold_merge => {
+                    let same = unfolded.iter().any(|(k, r, u)| {
+                        *k == kern
+                            && *r == rows
+                            && u.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits())
+                    });
+                    ok &= same;
+                    note = format!(" merge folded, bit-identical to the separate merge: {same}");
+                }
                 _ if wide_merge.is_some() => worst_wide = worst_wide.max(nmse),
-                AttnKernel::PerHead => per_head = Some(got.clone()),
+                AttnKernel::PerHead => {
+                    per_head = Some(got.clone());
+                    unfolded.push((kern, rows, got.clone()));
+                }
                 AttnKernel::Grouped(_) => {
+                    unfolded.push((kern, rows, got.clone()));
                     // Bit-identical to the per-head kernel at the same rows per split only.
                     if rows == 128 {
                         let same = per_head.as_ref().is_some_and(|p| {
@@ -157,7 +184,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 AttnKernel::Mma(_) => worst_mma = worst_mma.max(nmse),
             }
             println!(
-                "attn op case {ci} (seed {seed:#x}) heads {nh}/{nkv} hd {hd} ring {cap} first {first} n {n} {kern:?} rows {rows} wide merge {wide_merge:?}: NMSE {nmse:.2e}{note} {}",
+                "attn op case {ci} (seed {seed:#x}) heads {nh}/{nkv} hd {hd} ring {cap} first {first} n {n} {kern:?} rows {rows} wide merge {wide_merge:?} fold {fold_merge}: NMSE {nmse:.2e}{note} {}",
                 if ok { "ok" } else { "FAIL" }
             );
             tally(ok, &mut pass, &mut fail);
@@ -255,6 +282,8 @@ pub(crate) fn wide_merge_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (u
                 min_splits: 0,
             }),
             attn_mma: mma,
+            // The folded merge would take the per-head layers' merge (few splits here).
+            fold_merge: None,
             ..tuned
         };
         let what = if mma.is_some() {
@@ -331,4 +360,57 @@ pub(crate) fn attn_ab(opts: &CudaOptions, path: &str, depth: usize) {
         }
     }
     dev.set_decode_tuning(tuned);
+}
+
+/// On one parity model: the session with the split-K merge folded into the attention launch
+/// (`DecodeTuning::fold_merge`) against the separate merge, at capacities of 64 rows (one
+/// split: the block merges its own partials) and 520 (five on the full layers: the last
+/// block of each column merges, through the arrival counters): the same bits over every
+/// step, and the profile's labels showing the folded kernels (`_m`) on every layer and no
+/// merge launch. Two checks per capacity.
+pub(crate) fn fold_merge_session_checks(
+    dev: &Cuda,
+    gpu: &Glimmer,
+    tokens: &[u32],
+    name: &str,
+) -> (usize, usize) {
+    let (mut pass, mut fail) = (0, 0);
+    let tuned = dev.decode_tuning();
+    for cap in [64, 520] {
+        let run = |fold: Option<usize>| {
+            dev.set_decode_tuning(DecodeTuning {
+                fold_merge: fold,
+                ..tuned
+            });
+            let mut s = CudaSession::new(dev, gpu, cap).unwrap();
+            let mut got = Vec::new();
+            for &t in tokens {
+                got.extend(s.step(t).unwrap());
+            }
+            let labels = s.profile_step(tokens[0]).unwrap();
+            (got, labels)
+        };
+        let (apart, _) = run(None);
+        let (folded, labels) = run(Some(1024));
+        let diff = bits_differ(&folded, &apart);
+        println!(
+            "model {name:20} merge folded into attention vs separate, capacity {cap}: {diff} logits differ {}",
+            if diff == 0 { "ok" } else { "FAIL" }
+        );
+        tally(diff == 0, &mut pass, &mut fail);
+        let n_folded = labels.iter().filter(|(l, _, _)| l.ends_with("_m")).count();
+        let merges = labels
+            .iter()
+            .filter(|(l, _, _)| l.starts_with("attend_merge"))
+            .count();
+        let ok = n_folded == gpu.cfg.n_layer && merges == 0;
+        println!(
+            "model {name:20} folded merge on {n_folded} of {} layers, {merges} merge launches {}",
+            gpu.cfg.n_layer,
+            if ok { "ok" } else { "FAIL" }
+        );
+        tally(ok, &mut pass, &mut fail);
+    }
+    dev.set_decode_tuning(tuned);
+    (pass, fail)
 }

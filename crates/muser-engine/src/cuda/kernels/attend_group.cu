@@ -145,11 +145,22 @@ __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, c
     }
 }
 
+// Each size also as `_m`: the split-K merge of the block's GT heads folded in (fold_merge,
+// decode.cu; DecodeTuning::fold_merge).
 #define ATTEND_GROUP(HD, GT)                                                                   \
     extern "C" __global__ void attend_group_##HD##_##GT(                                       \
         const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
         const int *meta, int cap, float scale) {                                               \
         attend_group_hd<HD, GT>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);          \
+    }                                                                                          \
+    extern "C" __global__ void attend_group_##HD##_##GT##_m(                                   \
+        const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
+        const int *meta, int cap, float scale, float *out, const float *g, signed char *qa,    \
+        float *da, float *sa, unsigned *cnt) {                                                 \
+        attend_group_hd<HD, GT>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);          \
+        const int G = n_head / n_head_kv, n_sub = G / GT;                                      \
+        const int h0 = (blockIdx.x / n_sub) * G + (blockIdx.x % n_sub) * GT;                   \
+        fold_merge(part, out, g, qa, da, sa, HD, h0, GT, cnt);                                 \
     }
 ATTEND_GROUP(64, 4)
 ATTEND_GROUP(64, 8)

@@ -76,6 +76,83 @@ extern "C" __global__ void fill_random_f16(u16 *dst, unsigned long long n, unsig
 // memory. Empty shares write max = -3e38, sum = 0.
 // Most split-K shares per head (the host's `splits` clamp).
 #define MAX_SPLITS 1024
+// attend_merge, then the sigmoid gate (a *= sigmoid(g), as sigmoid_gate), then the int8
+// quantization for the output projection (hd % 32 == 0 when qa is set), for head h by the
+// whole block (128 threads in both callers: the reductions' order depends on the block size).
+// The partials are read through L2 only (ld.cg): in the folded merge below they were written
+// by other blocks of the same launch.
+__device__ __forceinline__ void merge_head(const float *part, float *out, const float *g,
+                                           signed char *qa, float *da, float *sa, int hd,
+                                           int n_split, int h) {
+    // Split weights exp(m_s - max) computed once, by all threads, into shared memory (the
+    // session caps the splits at MAX_SPLITS); every thread walking all splits for the max
+    // and the total measured 13 µs per layer at depth 32768 and 66 µs at 131072.
+    __shared__ float wgt[MAX_SPLITS];
+    __shared__ float sh[32];
+    // A block may merge several heads in a row: the previous head's readers of wgt first.
+    __syncthreads();
+    const float *p = part + (size_t)h * n_split * (hd + 2);
+    float lm = -3.0e38f;
+    for (int s = threadIdx.x; s < n_split; s += blockDim.x)
+        lm = fmaxf(lm, __ldcg(p + (size_t)s * (hd + 2)));
+    const float gm = block_max(lm, sh);
+    float lt = 0.0f;
+    for (int s = threadIdx.x; s < n_split; s += blockDim.x) {
+        const float w = expf(__ldcg(p + (size_t)s * (hd + 2)) - gm);
+        wgt[s] = w;
+        lt += __ldcg(p + (size_t)s * (hd + 2) + 1) * w;
+    }
+    const float total = block_sum(lt, sh);
+    const float inv = 1.0f / total;
+    const int lane = threadIdx.x & 31;
+    for (int base = threadIdx.x & ~31; base < hd; base += blockDim.x) {
+        const int i = base + lane;
+        float a = 0.0f;
+        if (i < hd) {
+            float acc = 0.0f;
+#pragma unroll 8
+            for (int s = 0; s < n_split; s++) acc += __ldcg(p + (size_t)s * (hd + 2) + 2 + i) * wgt[s];
+            a = acc * inv;
+            a *= 1.0f / (1.0f + expf(-g[h * hd + i]));
+            out[h * hd + i] = a;
+        }
+        if (qa) quant_block32(a, (h * hd + base) >> 5, qa, da, sa);
+    }
+}
+
+extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, const float *g,
+                                                signed char *qa, float *da, float *sa, int hd,
+                                                int n_split) {
+    merge_head(part, out, g, qa, da, sa, hd, n_split, blockIdx.x);
+}
+
+// The split-K merge folded into the attention launch (DecodeTuning::fold_merge): after a
+// block has written its partials, the last of the n_split blocks of its column (blockIdx.x)
+// to arrive merges heads h0 .. h0 + nh - 1 with merge_head (attend_merge_gate_q8's code and
+// block size: the same bits). `cnt[blockIdx.x]` counts arrivals; the last block sets it back
+// to 0 for the next launch (every other block of the column has counted by then). One split:
+// the block merges its own partials, no counter.
+__device__ __forceinline__ void fold_merge(const float *part, float *out, const float *g,
+                                           signed char *qa, float *da, float *sa, int hd,
+                                           int h0, int nh, unsigned *cnt) {
+    __shared__ int last;
+    const int n_split = gridDim.y;
+    if (n_split > 1) {
+        // Every thread's partial writes visible to the GPU before the block counts itself.
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const unsigned prev = atomicAdd(&cnt[blockIdx.x], 1u);
+            last = prev == (unsigned)n_split - 1;
+            if (last) cnt[blockIdx.x] = 0u;
+        }
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+    }
+    for (int i = 0; i < nh; i++) merge_head(part, out, g, qa, da, sa, hd, n_split, h0 + i);
+}
+
 // Stages the K rows of a 32-row chunk (row r = slot of lane r, rows c0 + r < j1 only) in
 // this warp's shared rows `ks` (HD / 8 + 1 uint4 each: the padding spreads a lane's row over
 // the banks), so that lane r then reads its own row from shared memory. Each global load
@@ -110,10 +187,24 @@ __device__ __forceinline__ void stage_k_rows(uint4 (*ks)[HD / 8 + 1], const u16 
     __syncwarp();
 }
 
+// With `fin` (the folded merge's output, gate and int8 row: see fold_merge) and one split,
+// the block finishes its head itself: the merge of one split is acc · (1 / sum) (the split's
+// weight exp(m - m) is 1), then the gate and the quantization, in attend_merge_gate_q8's
+// operations, so the same bits without the round trip through the partials and the block
+// reductions. Returns whether it did.
+struct MergeOut {
+    float *out;
+    const float *g;
+    signed char *qa;
+    float *da;
+    float *sa;
+};
+
 template <int HD>
-__device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, const u16 *vc,
+__device__ __forceinline__ bool attend_split_hd(const float *q, const u16 *kc, const u16 *vc,
                                                 float *part, int n_head, int n_head_kv,
-                                                const int *meta, int cap, float scale) {
+                                                const int *meta, int cap, float scale,
+                                                const MergeOut *fin = nullptr) {
     constexpr int D = HD / 32;
     __shared__ __align__(16) float qs[HD];
     __shared__ float wm[4], wsum[4];
@@ -206,6 +297,24 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
     __syncthreads();
     float *out = part + ((size_t)h * n_split + s) * (HD + 2);
     float bm = fmaxf(fmaxf(wm[0], wm[1]), fmaxf(wm[2], wm[3]));
+    if (fin && n_split == 1) {
+        float bs = 0.0f;
+        for (int w = 0; w < 4; w++) bs += wsum[w] * expf(wm[w] - bm);
+        const float inv = 1.0f / bs;
+        for (int base = threadIdx.x & ~31; base < HD; base += blockDim.x) {
+            const int i = base + lane;
+            float a = 0.0f;
+            if (i < HD) {
+                float acc = 0.0f;
+                for (int w = 0; w < 4; w++) acc += wo[w][i] * expf(wm[w] - bm);
+                a = acc * inv;
+                a *= 1.0f / (1.0f + expf(-fin->g[h * HD + i]));
+                fin->out[h * HD + i] = a;
+            }
+            if (fin->qa) quant_block32(a, (h * HD + base) >> 5, fin->qa, fin->da, fin->sa);
+        }
+        return true;
+    }
     for (int i = threadIdx.x; i < HD; i += blockDim.x) {
         float acc = 0.0f;
         for (int w = 0; w < 4; w++) acc += wo[w][i] * expf(wm[w] - bm);
@@ -217,6 +326,7 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
         out[0] = bm;
         out[1] = bs;
     }
+    return false;
 }
 
 // One kernel per head size (64, 128, 256; the session checks), each with its own register
@@ -226,6 +336,14 @@ __device__ __forceinline__ void attend_split_hd(const float *q, const u16 *kc, c
                                                  float *part, int n_head, int n_head_kv,       \
                                                  const int *meta, int cap, float scale) {      \
         attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);             \
+    }                                                                                          \
+    extern "C" __global__ void attend_split_##HD##_m(                                          \
+        const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
+        const int *meta, int cap, float scale, float *out, const float *g, signed char *qa,    \
+        float *da, float *sa, unsigned *cnt) {                                                 \
+        const MergeOut fin = {out, g, qa, da, sa};                                             \
+        if (!attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale, &fin))  \
+            fold_merge(part, out, g, qa, da, sa, HD, blockIdx.x, 1, cnt);                      \
     }
 ATTEND_SPLIT(64)
 ATTEND_SPLIT(128)
@@ -462,45 +580,6 @@ extern "C" __global__ void qk_norm_rope_store(float *q, float *k, const float *v
             kc[at] = f2h(r.x);
             kc[at + 1] = f2h(r.y);
         }
-    }
-}
-
-// attend_merge, then the sigmoid gate (a *= sigmoid(g), as sigmoid_gate), then the int8
-// quantization for the output projection (hd % 32 == 0 when qa is set).
-extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, const float *g,
-                                                signed char *qa, float *da, float *sa, int hd,
-                                                int n_split) {
-    // Split weights exp(m_s - max) computed once, by all threads, into shared memory (the
-    // session caps the splits at MAX_SPLITS); every thread walking all splits for the max
-    // and the total measured 13 µs per layer at depth 32768 and 66 µs at 131072.
-    __shared__ float wgt[MAX_SPLITS];
-    __shared__ float sh[32];
-    const int h = blockIdx.x;
-    const float *p = part + (size_t)h * n_split * (hd + 2);
-    float lm = -3.0e38f;
-    for (int s = threadIdx.x; s < n_split; s += blockDim.x) lm = fmaxf(lm, p[(size_t)s * (hd + 2)]);
-    const float gm = block_max(lm, sh);
-    float lt = 0.0f;
-    for (int s = threadIdx.x; s < n_split; s += blockDim.x) {
-        const float w = expf(p[(size_t)s * (hd + 2)] - gm);
-        wgt[s] = w;
-        lt += p[(size_t)s * (hd + 2) + 1] * w;
-    }
-    const float total = block_sum(lt, sh);
-    const float inv = 1.0f / total;
-    const int lane = threadIdx.x & 31;
-    for (int base = threadIdx.x & ~31; base < hd; base += blockDim.x) {
-        const int i = base + lane;
-        float a = 0.0f;
-        if (i < hd) {
-            float acc = 0.0f;
-#pragma unroll 8
-            for (int s = 0; s < n_split; s++) acc += p[(size_t)s * (hd + 2) + 2 + i] * wgt[s];
-            a = acc * inv;
-            a *= 1.0f / (1.0f + expf(-g[h * hd + i]));
-            out[h * hd + i] = a;
-        }
-        if (qa) quant_block32(a, (h * hd + base) >> 5, qa, da, sa);
     }
 }
 

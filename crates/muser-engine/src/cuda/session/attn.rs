@@ -80,6 +80,28 @@ pub(crate) fn attn_group_kernel(
     Some((name, gt))
 }
 
+/// The per-head and grouped attention kernels with the split-K merge folded in
+/// (`DecodeTuning::fold_merge`): name, folded name. Same arguments plus the merge's output,
+/// gate, int8 row and the arrival counters.
+pub(crate) const FOLDED_ATTENTION: &[(&str, &str)] = &[
+    ("attend_split_64", "attend_split_64_m"),
+    ("attend_split_128", "attend_split_128_m"),
+    ("attend_split_256", "attend_split_256_m"),
+    ("attend_group_64_4", "attend_group_64_4_m"),
+    ("attend_group_64_8", "attend_group_64_8_m"),
+    ("attend_group_128_4", "attend_group_128_4_m"),
+    ("attend_group_128_8", "attend_group_128_8_m"),
+    ("attend_group_256_4", "attend_group_256_4_m"),
+];
+
+/// The folded variant of attention kernel `name`, where there is one.
+pub(crate) fn folded_attention(name: &str) -> Option<&'static str> {
+    FOLDED_ATTENTION
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, f)| f)
+}
+
 // ---- Tensor-core attention (`attend_mma_*`, kernels/attend_mma.cu; DecodeTuning::attn_mma).
 
 /// The compiled tensor-core attention variants: name, head_dim, rows per warp chunk, cp.async
@@ -163,7 +185,10 @@ pub(crate) fn merge_launch(
 
 #[cfg(test)]
 mod tests {
-    use super::{attn_group_kernel, attn_mma_kernel, merge_launch, AttnChoice, ATTN_MMA_KERNELS};
+    use super::{
+        attn_group_kernel, attn_mma_kernel, folded_attention, merge_launch, AttnChoice,
+        ATTN_MMA_KERNELS, FOLDED_ATTENTION,
+    };
     use crate::cuda::{MmaAttn, WideMerge};
 
     #[test]
@@ -174,6 +199,18 @@ mod tests {
                 "{name} is not in DECODE_KERNELS"
             );
         }
+    }
+
+    #[test]
+    fn every_folded_attention_kernel_is_loaded_and_folds_a_loaded_one() {
+        let loaded = crate::cuda::session::DECODE_KERNELS;
+        for (name, folded) in FOLDED_ATTENTION {
+            assert!(loaded.contains(name), "{name} is not in DECODE_KERNELS");
+            assert!(loaded.contains(folded), "{folded} is not in DECODE_KERNELS");
+            assert_eq!(folded_attention(name), Some(*folded));
+        }
+        // The tensor-core kernels keep the separate merge.
+        assert_eq!(folded_attention("attend_mma_128_c16s2"), None);
     }
 
     #[test]

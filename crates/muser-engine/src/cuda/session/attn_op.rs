@@ -7,7 +7,7 @@
 use cudarc::driver::LaunchConfig;
 
 use super::step::{launch, ptr};
-use super::{attn_group_kernel, attn_mma_kernel, merge_launch, splits_of};
+use super::{attn_group_kernel, attn_mma_kernel, folded_attention, merge_launch, splits_of};
 use crate::cuda::launch::KArg as Arg;
 use crate::cuda::{cuda_err, Cuda, MmaAttn};
 use crate::error::{Error, Result};
@@ -38,6 +38,9 @@ pub struct AttnShape {
     /// The merge: the wide merge (`DecodeTuning::wide_merge`), or `None` for
     /// `attend_merge_gate_q8`.
     pub wide_merge: Option<crate::cuda::WideMerge>,
+    /// The merge folded into the per-head or grouped attention launch (their `_m` variants,
+    /// `DecodeTuning::fold_merge`) instead of a merge launch; ignored by the tensor-core one.
+    pub fold_merge: bool,
 }
 
 impl Cuda {
@@ -118,6 +121,36 @@ impl Cuda {
             block_dim: (128, 1, 1),
             shared_mem_bytes: smem as u32,
         };
+        if let Some(fname) = folded_attention(name).filter(|_| sh.fold_merge) {
+            let count = st
+                .alloc_zeros::<u32>(nh)
+                .map_err(cuda_err("attend_op alloc"))?;
+            let mut fargs = args.to_vec();
+            fargs.extend([
+                Arg::P(ptr(&out, st)),
+                Arg::P(ptr(&gd, st)),
+                Arg::P(0),
+                Arg::P(0),
+                Arg::P(0),
+                Arg::P(ptr(&count, st)),
+            ]);
+            // SAFETY: as below, plus out and gate (q_dim values), no int8 row, and one
+            // arrival counter per block column (blocks ≤ n_head).
+            unsafe { launch(self, fname, cfg, &fargs)? };
+            let got = st
+                .clone_dtoh(&out)
+                .map_err(cuda_err("attend_op download"))?;
+            let left = st
+                .clone_dtoh(&count)
+                .map_err(cuda_err("attend_op download"))?;
+            // The last block of each column sets its counter back to zero.
+            if left.iter().any(|&c| c != 0) {
+                return Err(Error::Cuda(format!(
+                    "attend_op: {fname} left arrival counters {left:?}"
+                )));
+            }
+            return Ok(Some(got));
+        }
         // SAFETY: the buffers above are sized for these arguments (partials: n_head ×
         // n_split × (hd + 2)); the window lies within the ring (checked above).
         unsafe { launch(self, name, cfg, &args)? };

@@ -17,7 +17,8 @@ use crate::model::Glimmer;
 use crate::weights::Matrix;
 pub use attn::AttnChoice;
 pub(crate) use attn::{
-    attn_group_kernel, attn_mma_kernel, attn_mma_smem, merge_launch, ATTN_MMA_KERNELS,
+    attn_group_kernel, attn_mma_kernel, attn_mma_smem, folded_attention, merge_launch,
+    ATTN_MMA_KERNELS,
 };
 pub use attn_op::{AttnKernel, AttnShape};
 pub use prefill::{MIN_BATCH as PREFILL_MIN_BATCH, PREFILL_CHUNK};
@@ -43,6 +44,15 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_group_128_4",
     "attend_group_128_8",
     "attend_group_256_4",
+    // The same with the split-K merge folded in (attn::FOLDED_ATTENTION).
+    "attend_split_64_m",
+    "attend_split_128_m",
+    "attend_split_256_m",
+    "attend_group_64_4_m",
+    "attend_group_64_8_m",
+    "attend_group_128_4_m",
+    "attend_group_128_8_m",
+    "attend_group_256_4_m",
     // Tensor-core attention (attend_mma.cu; attn::ATTN_MMA_KERNELS).
     "attend_mma_64_c16s2",
     "attend_mma_64_c16s4",
@@ -114,6 +124,9 @@ struct Scratch {
     logits: CudaSlice<f32>,
     /// Split-K attention partials: `[n_head][max splits][head_dim + 2]`.
     partials: CudaSlice<f32>,
+    /// Arrival counters of the folded merge (`DecodeTuning::fold_merge`), one per block
+    /// column of an attention launch (at most n_head); zero between launches.
+    merge_count: CudaSlice<u32>,
 }
 
 /// Rows of the window per split-K attention block: more blocks and a longer merge against
@@ -274,6 +287,9 @@ impl<'m> CudaSession<'m> {
             u: zeros(c.n_ff)?,
             logits: zeros(c.n_vocab)?,
             partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
+            merge_count: st
+                .alloc_zeros::<u32>(c.n_head.max(1))
+                .map_err(cuda_err("allocating"))?,
         };
         let params = st
             .alloc_zeros::<i32>(2 + 3 * c.n_layer + c.head_dim)
@@ -599,5 +615,8 @@ impl crate::generate::Sequence for CudaSession<'_> {
         self.poisoned = false;
         // The captured graph stays valid: it reads the (reset) placement from device memory.
         Ok(())
+    }
+    fn kv_bytes(&self) -> usize {
+        CudaSession::kv_bytes(self)
     }
 }

@@ -379,17 +379,8 @@ impl CudaSession<'_> {
                 block_dim: (128, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
-            // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2) values; the
-            // window read from `params` lies within the cache; a grouped block's heads
-            // h0..h0 + gt lie within the KV group (gt divides n_head / n_head_kv); a tensor-core
-            // block's heads are min(16, group) of one group, its shared memory opted in at load.
-            if !omit.attention {
-                // SAFETY: as above.
-                unsafe { launch(cuda, name, cfg, &args)? };
-                self.mark(|| name.into())?;
-            }
             let [qa, da, sa] = self.q8_args(q8);
-            let args = [
+            let merge_args = [
                 Arg::P(ptr(&self.s.partials, &st)),
                 Arg::P(ptr(&self.s.attn, &st)),
                 Arg::P(ptr(&self.s.gate, &st)),
@@ -399,13 +390,40 @@ impl CudaSession<'_> {
                 Arg::I(hd),
                 Arg::I(n_split as i32),
             ];
-            let (merge, cfg) = super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
-            // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
-            // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
-            if !omit.merge {
-                // SAFETY: as above.
-                unsafe { launch(cuda, merge, cfg, &args)? };
-                self.mark(|| merge.into())?;
+            // The merge folded into the attention launch where DecodeTuning::fold_merge covers
+            // the layer (per-head and grouped kernels, few splits, nothing left out).
+            let folded = tune
+                .fold_merge
+                .filter(|&m| n_split <= m && !omit.attention && !omit.merge)
+                .and_then(|_| super::folded_attention(name));
+            if let Some(fname) = folded {
+                let mut fargs = args.to_vec();
+                fargs.extend_from_slice(&merge_args[1..6]);
+                fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
+                // SAFETY: as for the attention and merge launches below (the same buffers);
+                // the arrival counters hold one value per block column (at most n_head).
+                unsafe { launch(cuda, fname, cfg, &fargs)? };
+                self.mark(|| fname.into())?;
+            } else {
+                // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2)
+                // values; the window read from `params` lies within the cache; a grouped
+                // block's heads h0..h0 + gt lie within the KV group (gt divides n_head /
+                // n_head_kv); a tensor-core block's heads are min(16, group) of one group,
+                // its shared memory opted in at load.
+                if !omit.attention {
+                    // SAFETY: as above.
+                    unsafe { launch(cuda, name, cfg, &args)? };
+                    self.mark(|| name.into())?;
+                }
+                let (merge, cfg) =
+                    super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
+                // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
+                // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
+                if !omit.merge {
+                    // SAFETY: as above.
+                    unsafe { launch(cuda, merge, cfg, &merge_args)? };
+                    self.mark(|| merge.into())?;
+                }
             }
             if !omit.o_proj {
                 let s = &mut self.s;
