@@ -1,7 +1,10 @@
 """Concurrent /v1/completions load on a running `muser serve`: N clients, one request each
-(temperature 0, max_tokens M, a prompt of ~P words); prints each request's time and the
-aggregate completion tokens per second. Standard library only.
+(temperature 0, max_tokens M, a prompt of ~P words); prints each request's time, token
+counts, finish reason and a hash of its text (request i's prompt depends on i only: at
+temperature 0 its text must not depend on how many clients ran beside it), and the aggregate
+completion tokens per second. Standard library only.
 Usage: python3 serve_load.py URL N M P"""
+import hashlib
 import json
 import sys
 import threading
@@ -21,8 +24,10 @@ def one(i):
     t = time.time()
     with urllib.request.urlopen(req, timeout=600) as r:
         out = json.loads(r.read())
-    results[i] = (time.time() - t, out["usage"]["prompt_tokens"], out["usage"]["completion_tokens"],
-                  out["choices"][0]["finish_reason"])
+    text = out["choices"][0]["text"]
+    results[i] = (round(time.time() - t, 3), out["usage"]["prompt_tokens"],
+                  out["usage"]["completion_tokens"], out["choices"][0]["finish_reason"],
+                  hashlib.sha256(text.encode()).hexdigest()[:12])
 
 
 t0 = time.time()

@@ -42,6 +42,19 @@ pub trait Sequence {
     fn reset(&mut self) -> Result<()>;
     /// Bytes its KV cache holds (allocated, not only the used rows).
     fn kv_bytes(&self) -> usize;
+    /// Starts a one-token step at the next position without waiting for it, where the
+    /// sequence can (a GPU session: its graph launched, the logits copied back behind it), so
+    /// the caller can start other sequences' steps before `finish_step` collects this one's
+    /// logits. `Ok(false)`: nothing started, `feed` runs it.
+    fn start_step(&mut self, _token: u32) -> Result<bool> {
+        Ok(false)
+    }
+    /// The logits of the step `start_step` started.
+    fn finish_step(&mut self) -> Result<Vec<f32>> {
+        Err(crate::error::Error::Invalid(
+            "finish_step without a started step".into(),
+        ))
+    }
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

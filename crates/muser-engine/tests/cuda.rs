@@ -516,6 +516,30 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             whole.extend(sess.step(t).unwrap());
         }
         let secs_whole = t1.elapsed().as_secs_f64();
+        // Steps started on two sessions before either is collected (the server's one-by-one
+        // runner: the GPU runs one session's graph while the host samples another's logits):
+        // the logits of `step`, bit for bit, and not the previous step's.
+        {
+            let mut a = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut b = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let (mut ga, mut gb) = (Vec::new(), Vec::new());
+            let mut started = true;
+            for &t in &tokens {
+                started &= a.start_step(t).unwrap() && b.start_step(t).unwrap();
+                if !started {
+                    break;
+                }
+                ga.extend(a.finish_step().unwrap());
+                gb.extend(b.finish_step().unwrap());
+            }
+            let diff = bits_differ(&ga, &whole) + bits_differ(&gb, &whole);
+            let ok = started && diff == 0;
+            println!(
+                "model {name:20} steps started on two sessions before collecting: started {started}, {diff} logits differ from step's {}",
+                if ok { "ok" } else { "FAIL" }
+            );
+            tally(ok, &mut pass, &mut fail);
+        }
         // The grouped attention kernels against the per-head one: the same bits.
         let chosen = dev.attention();
         for other in [

@@ -1,8 +1,12 @@
 //! The one-by-one runner: each running sequence is a [`Sequence`] of its own (the whole-token
 //! GPU sessions, which keep their KV cache on the device and replay one CUDA graph per
-//! token), fed in turn within a step: every decoder's token first, then prompt chunks in
-//! admission order within the step's row budget. A sequence that fails ends alone.
+//! token), fed in turn within a step: every decoder's token first (all started before any is
+//! collected, so the GPU runs the next sequence's graph while the host samples), then prompt
+//! chunks in admission order within the step's row budget. A sequence that fails ends alone.
+//! Ended sequences are reset and kept for the next requests (up to `max_sequences`): a GPU
+//! session keeps its buffers and captured graph.
 
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -54,28 +58,61 @@ pub(super) fn run(
     cfg: &SchedulerConfig,
     shared: &Shared,
 ) {
+    let pool: RefCell<Vec<Box<dyn Sequence + '_>>> = RefCell::new(Vec::new());
     run_loop(
         cfg,
         shared,
-        || source.open(model, cfg.context).map_err(|e| e.to_string()),
-        |slots| step(cfg, slots, shared),
+        || match pool.borrow_mut().pop() {
+            Some(seq) => Ok(seq),
+            None => source.open(model, cfg.context).map_err(|e| e.to_string()),
+        },
+        |slots| {
+            for mut seq in step(cfg, slots, shared) {
+                let mut pool = pool.borrow_mut();
+                if pool.len() < cfg.max_sequences && seq.reset().is_ok() {
+                    pool.push(seq);
+                }
+            }
+        },
     );
 }
 
-/// Feeds every sequence that has rows to run, decoders first; ended sequences are removed.
-fn step(cfg: &SchedulerConfig, slots: &mut Vec<Slot<Box<dyn Sequence + '_>>>, shared: &Shared) {
+/// Feeds every sequence that has rows to run, decoders first; removes the sequences that
+/// ended and returns those that ended without an error (for reuse).
+fn step<'a>(
+    cfg: &SchedulerConfig,
+    slots: &mut Vec<Slot<Box<dyn Sequence + 'a>>>,
+    shared: &Shared,
+) -> Vec<Box<dyn Sequence + 'a>> {
     let stats = &shared.stats;
     let mut budget = if slots.iter().any(Slot::is_decoding) {
         cfg.prefill_chunk_busy
     } else {
         cfg.prefill_chunk
     };
+    // None: still running; Some(true): ended; Some(false): failed.
+    let mut ended: Vec<Option<bool>> = vec![None; slots.len()];
+    let mut rows = 0;
+    // Every decoder's step started before any is collected.
+    let mut started = vec![false; slots.len()];
+    for (i, s) in slots.iter_mut().enumerate() {
+        if let Some(t) = s.next {
+            match s.kv.start_step(t) {
+                Ok(on) => started[i] = on,
+                Err(e) => {
+                    s.fail(format!("forward pass failed: {e}"));
+                    ended[i] = Some(false);
+                }
+            }
+        }
+    }
     let decoders = (0..slots.len()).filter(|&i| slots[i].is_decoding());
     let prompts = (0..slots.len()).filter(|&i| !slots[i].is_decoding());
     let order: Vec<usize> = decoders.chain(prompts).collect();
-    let mut alive = vec![true; slots.len()];
-    let mut rows = 0;
     for i in order {
+        if ended[i].is_some() {
+            continue;
+        }
         let s = &mut slots[i];
         let plan = s.plan(budget);
         if plan.is_empty() {
@@ -85,24 +122,35 @@ fn step(cfg: &SchedulerConfig, slots: &mut Vec<Slot<Box<dyn Sequence + '_>>>, sh
             budget -= plan.len();
         }
         rows += plan.len();
-        match s.kv.feed(&plan) {
+        let logits = if started[i] {
+            s.kv.finish_step()
+        } else {
+            s.kv.feed(&plan)
+        };
+        match logits {
             Ok(logits) => {
                 if !s.advance(plan.len(), &logits, stats) {
                     stats.finished.fetch_add(1, Ordering::Relaxed);
-                    alive[i] = false;
+                    ended[i] = Some(true);
                 }
             }
             Err(e) => {
                 s.fail(format!("forward pass failed: {e}"));
-                alive[i] = false;
+                ended[i] = Some(false);
             }
         }
     }
     stats.steps.fetch_add(1, Ordering::Relaxed);
     stats.step_rows.fetch_add(rows as u64, Ordering::Relaxed);
-    let mut i = 0;
-    slots.retain(|_| {
-        i += 1;
-        alive[i - 1]
-    });
+    let mut reusable = Vec::new();
+    let mut kept = Vec::with_capacity(slots.len());
+    for (s, e) in slots.drain(..).zip(ended) {
+        match e {
+            None => kept.push(s),
+            Some(true) => reusable.push(s.kv),
+            Some(false) => {}
+        }
+    }
+    *slots = kept;
+    reusable
 }

@@ -198,6 +198,13 @@ pub struct CudaSession<'m> {
     /// Set while a batched chunk runs and left set if it failed part-way (its KV rows may be
     /// half written): every later step is refused until `reset`.
     poisoned: bool,
+    /// Pinned host copy of the logits for `start_step` (allocated at its first call; `None`
+    /// before, or where pinned memory was refused), and whether a started step awaits
+    /// `finish_step`.
+    host_logits: Option<cudarc::driver::PinnedHostSlice<f32>>,
+    started: bool,
+    /// Recorded behind the copy into `host_logits`: `finish_step` waits on it.
+    logits_ready: Option<cudarc::driver::CudaEvent>,
 }
 
 fn elems(n: usize) -> LaunchConfig {
@@ -314,6 +321,9 @@ impl<'m> CudaSession<'m> {
             omit: Omit::default(),
             pf: None,
             poisoned: false,
+            host_logits: None,
+            started: false,
+            logits_ready: None,
         })
     }
 
@@ -445,6 +455,63 @@ impl CudaSession<'_> {
             .stream()
             .clone_dtoh(&self.s.logits)
             .map_err(cuda_err("copying logits back"))
+    }
+
+    /// Starts one token's step like `step` without waiting for it: the graph is launched and
+    /// the logits are copied into pinned host memory behind it, so the host can go on (another
+    /// session's step, sampling) while the GPU runs; `finish_step` waits and returns them.
+    /// `Ok(false)`: no pinned memory, nothing started (use `step`).
+    pub fn start_step(&mut self, token: u32) -> Result<bool> {
+        if self.started {
+            return Err(Error::Cuda(
+                "start_step: the previous step was not finished".into(),
+            ));
+        }
+        if self.host_logits.is_none() || self.logits_ready.is_none() {
+            let ctx = self.cuda.context();
+            // SAFETY: the buffer is only read after a copy into it has completed (the event).
+            let buf = unsafe { ctx.alloc_pinned::<f32>(self.model.cfg.n_vocab) };
+            match (buf, ctx.new_event(None)) {
+                (Ok(b), Ok(e)) => {
+                    self.host_logits = Some(b);
+                    self.logits_ready = Some(e);
+                }
+                _ => return Ok(false),
+            }
+        }
+        self.run(token)?;
+        let (Some(buf), Some(ready)) = (self.host_logits.as_mut(), self.logits_ready.as_ref())
+        else {
+            return Ok(false);
+        };
+        let st = self.cuda.stream();
+        st.memcpy_dtoh(&self.s.logits, buf)
+            .map_err(cuda_err("copying logits back"))?;
+        ready
+            .record(st)
+            .map_err(cuda_err("recording the logits' event"))?;
+        self.started = true;
+        Ok(true)
+    }
+
+    /// The logits of the step `start_step` started, once the GPU has finished it.
+    pub fn finish_step(&mut self) -> Result<Vec<f32>> {
+        if !std::mem::take(&mut self.started) {
+            return Err(Error::Cuda("finish_step without a started step".into()));
+        }
+        let (Some(buf), Some(ready)) = (self.host_logits.as_ref(), self.logits_ready.as_ref())
+        else {
+            return Err(Error::Cuda("finish_step without pinned logits".into()));
+        };
+        // The pinned slice's own event is never recorded (event tracking is off for the
+        // session's context): the wait is on ours, recorded behind the copy.
+        ready
+            .synchronize()
+            .map_err(cuda_err("waiting for the step's logits"))?;
+        let logits = buf
+            .as_slice()
+            .map_err(cuda_err("reading the step's logits"))?;
+        Ok(logits.to_vec())
     }
 
     /// Runs one token like `step` and returns the greedy next token, computed on the GPU:
@@ -613,10 +680,19 @@ impl crate::generate::Sequence for CudaSession<'_> {
         }
         self.next = 0;
         self.poisoned = false;
+        self.started = false;
         // The captured graph stays valid: it reads the (reset) placement from device memory.
         Ok(())
     }
     fn kv_bytes(&self) -> usize {
         CudaSession::kv_bytes(self)
+    }
+
+    fn start_step(&mut self, token: u32) -> Result<bool> {
+        CudaSession::start_step(self, token)
+    }
+
+    fn finish_step(&mut self) -> Result<Vec<f32>> {
+        CudaSession::finish_step(self)
     }
 }
