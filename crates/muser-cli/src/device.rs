@@ -77,6 +77,7 @@ fn cuda_device(ordinal: usize) -> Result<Cuda> {
     let opts = muser_engine::cuda::CudaOptions {
         ordinal,
         cache_dir: Some(crate::model_path::cache_dir().join("cuda")),
+        ..Default::default()
     };
     let dev = Cuda::new(&opts).with_context(|| format!("--device cuda:{ordinal}"))?;
     eprintln!(
@@ -144,7 +145,8 @@ impl Opened {
     }
 }
 
-/// Uploads every weight matrix once, with a progress bar, and reports the rate and VRAM.
+/// Uploads every weight matrix once, with a progress bar, and reports the rate and VRAM; then
+/// the f16 copies of the batched prefill, where the memory allows (`PrefillWeights::Auto`).
 fn upload(dev: &Cuda, model: &Glimmer, ordinal: usize) -> Result<()> {
     let bar = indicatif::ProgressBar::new(0).with_style(
         indicatif::ProgressStyle::with_template(
@@ -160,6 +162,11 @@ fn upload(dev: &Cuda, model: &Glimmer, ordinal: usize) -> Result<()> {
         .with_context(|| format!("uploading the weights to cuda:{ordinal}"))?;
     bar.finish_and_clear();
     eprintln!("cuda:{ordinal}: {report}");
+    // Prompts then skip the per-chunk dequantization where the memory allows.
+    let kept = dev
+        .keep_prefill_weights(&model.weights)
+        .with_context(|| format!("dequantizing the prefill weights on cuda:{ordinal}"))?;
+    eprintln!("cuda:{ordinal}: {kept}");
     Ok(())
 }
 

@@ -52,11 +52,13 @@ const DECODE_SRC: &str = concat!(
 
 mod gather;
 mod launch;
+mod prefill_cache;
 mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
 pub use launch::{DecodeTuning, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
+pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};
 pub use session::{
@@ -100,6 +102,9 @@ pub struct CudaOptions {
     pub ordinal: usize,
     /// Where compiled kernels are cached (`None`: compile every time).
     pub cache_dir: Option<PathBuf>,
+    /// Whether the batched prefill keeps f16 copies of the layer matrices
+    /// (`Cuda::keep_prefill_weights`).
+    pub prefill_weights: PrefillWeights,
 }
 
 /// A CUDA device with the Muser kernels loaded.
@@ -129,6 +134,10 @@ pub struct Cuda {
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     /// Q6_K matrices in the split layout (`device_q6k_split`), by tensor name.
     q6k_split: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
+    /// The batched prefill's f16 copies of the layer matrices (`prefill_cache.rs`), and
+    /// whether they may be made.
+    f16_copies: prefill_cache::F16Copies,
+    prefill_weights: PrefillWeights,
     pub device_name: String,
     pub compute_capability: (i32, i32),
     /// Shared memory one block may opt in to (bytes).
@@ -271,6 +280,8 @@ impl Cuda {
             q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
             q6k_split: Mutex::new(HashMap::new()),
+            f16_copies: Mutex::new(HashMap::new()),
+            prefill_weights: opts.prefill_weights,
             device_name,
             compute_capability: cc,
             max_smem_optin: max_smem,

@@ -53,31 +53,18 @@ impl Cuda {
         Ok((code, self.device_weights(weights, m)?))
     }
 
-    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] (f16) · Wᵀ` for matrix `m`: W dequantized
-    /// into `w16` (at least n_out × n_in halves), then one GEMM.
-    pub(crate) fn prefill_product(
+    /// Matrix `m` dequantized to f16 into the device buffer at `dst` (n_out × n_in halves,
+    /// row-major).
+    ///
+    /// # Safety
+    /// `dst` must be a live device buffer of at least n_out × n_in halves.
+    pub(crate) unsafe fn dequant_f16_into(
         &self,
         weights: &Weights,
         m: &Matrix,
-        x16: &CudaSlice<u16>,
-        n_tok: usize,
-        w16: &mut CudaSlice<u16>,
-        y: &mut CudaSlice<f32>,
+        dst: u64,
     ) -> Result<()> {
-        let blas_h = self
-            .blas
-            .as_ref()
-            .map_err(|why| Error::Cuda(format!("batched prefill: {why}")))?;
         let (n_in, n_out) = (m.n_in, m.n_out);
-        if w16.len() < n_in * n_out || x16.len() < n_tok * n_in || y.len() < n_tok * n_out {
-            return Err(Error::Cuda(format!(
-                "prefill product {}: {} / {} / {} values for {n_tok} x {n_in} -> {n_out}",
-                m.name,
-                w16.len(),
-                x16.len(),
-                y.len()
-            )));
-        }
         let (code, w) = self.dequant_source(weights, m)?;
         let st = self.stream();
         // Q4_K and Q6_K (split) 32 elements a thread, the others one.
@@ -88,12 +75,11 @@ impl Cuda {
             .get(name)
             .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         let (wp, _) = w.device_ptr(st);
-        let (w16p, _) = w16.device_ptr(st);
         let args = [
             KArg::P(wp),
             KArg::P(m.row_bytes() as u64),
             KArg::I(code),
-            KArg::P(w16p),
+            KArg::P(dst),
             KArg::I(n_out as i32),
             KArg::I(n_in as i32),
         ];
@@ -108,8 +94,48 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         // SAFETY: the weights hold n_out rows of `row_bytes` (the split layout: n_out × n_in /
-        // 256 blocks and their scales), w16 n_out × n_in halves (checked above).
-        unsafe { launch_ex(st, f, cfg, &args, 1)? };
+        // 256 blocks and their scales); `dst` n_out × n_in halves (the caller's contract).
+        unsafe { launch_ex(st, f, cfg, &args, 1) }
+    }
+
+    /// `y: [n_tok, n_out] (f32) = x: [n_tok, n_in] (f16) · Wᵀ` for matrix `m`: W from the
+    /// f16 copies the device keeps (`Cuda::keep_prefill_weights`), else dequantized into `w16`
+    /// (at least n_out × n_in halves) first; then one GEMM.
+    pub(crate) fn prefill_product(
+        &self,
+        weights: &Weights,
+        m: &Matrix,
+        x16: &CudaSlice<u16>,
+        n_tok: usize,
+        w16: &mut CudaSlice<u16>,
+        y: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let blas_h = self
+            .blas
+            .as_ref()
+            .map_err(|why| Error::Cuda(format!("batched prefill: {why}")))?;
+        let (n_in, n_out) = (m.n_in, m.n_out);
+        let kept = self.kept_prefill_weights(m);
+        let w16_short = kept.is_none() && w16.len() < n_in * n_out;
+        if w16_short || x16.len() < n_tok * n_in || y.len() < n_tok * n_out {
+            return Err(Error::Cuda(format!(
+                "prefill product {}: {} / {} / {} values for {n_tok} x {n_in} -> {n_out}",
+                m.name,
+                w16.len(),
+                x16.len(),
+                y.len()
+            )));
+        }
+        let st = self.stream();
+        let w16p = match &kept {
+            Some(k) => k.device_ptr(st).0,
+            None => {
+                let (p, _) = w16.device_ptr(st);
+                // SAFETY: w16 holds n_out × n_in halves (checked above).
+                unsafe { self.dequant_f16_into(weights, m, p)? };
+                p
+            }
+        };
         let (xp, _) = x16.device_ptr(st);
         let (yp, _) = y.device_ptr(st);
         let (alpha, beta) = (1.0f32, 0.0f32);

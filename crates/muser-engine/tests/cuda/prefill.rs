@@ -82,11 +82,34 @@ pub(crate) fn prefill_checks(dev: &Cuda, case: &OracleCase, fast: &[f32]) -> (us
         if ok { "ok" } else { "FAIL" }
     );
     tally(ok, &mut pass, &mut fail);
+    // The f16 copies kept on the device (`Cuda::keep_prefill_weights`) against the per-chunk
+    // dequantization: the same bits (the same kernel makes both), and the report says kept.
+    let run = || {
+        let mut s = CudaSession::new(dev, case.gpu, 64).unwrap();
+        let mut got = s.prefill_with(&case.tokens[..30], 1).unwrap();
+        for &t in &case.tokens[30..33] {
+            got.extend(s.step(t).unwrap());
+        }
+        got
+    };
+    dev.drop_prefill_weights();
+    let per_chunk = run();
+    let report = dev.keep_prefill_weights(&case.gpu.weights).unwrap();
+    let kept = run();
+    dev.drop_prefill_weights();
+    let diff = bits_differ(&kept, &per_chunk);
+    let ok = report.not_kept.is_none() && report.bytes > 0 && diff == 0;
+    println!(
+        "model {name:20} prefill with the f16 copies kept ({report}) vs dequantized per chunk: {diff} logits differ {}",
+        if ok { "ok" } else { "FAIL" }
+    );
+    tally(ok, &mut pass, &mut fail);
     (pass, fail)
 }
 
 /// Short prompts on a model file, batched (`prefill_with(.., 1)`) against one decode step a
-/// token: the time of each, for the `MIN_BATCH` threshold.
+/// token: the time of each, for the `MIN_BATCH` threshold; dequantized per chunk, then with
+/// the f16 copies kept.
 pub(crate) fn prefill_small(opts: &CudaOptions, path: &str) {
     let dev = Cuda::new(opts).unwrap();
     let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
@@ -94,6 +117,20 @@ pub(crate) fn prefill_small(opts: &CudaOptions, path: &str) {
     let toks: Vec<u32> = (0..1025u32).map(|i| (i * 7919 + 13) % 2300).collect();
     // Warm-up: the graph, the scratch, every weight matrix.
     sess.prefill_with(&toks[..40], 1).unwrap();
+    for kept in [false, true] {
+        if kept {
+            println!(
+                "pfsmall {}",
+                dev.keep_prefill_weights(&model.weights).unwrap()
+            );
+            sess.prefill_with(&toks[..40], 1).unwrap();
+        }
+        prefill_sizes(&mut sess, &toks, kept);
+    }
+}
+
+/// `cuda_test pfsmall`'s table for one setting of the f16 copies.
+fn prefill_sizes(sess: &mut CudaSession, toks: &[u32], kept: bool) {
     for n in [2usize, 4, 8, 16, 32, 64, 128, 512, 1025] {
         let mut best = [f64::INFINITY; 2];
         for _ in 0..3 {
@@ -106,7 +143,7 @@ pub(crate) fn prefill_small(opts: &CudaOptions, path: &str) {
             }
         }
         println!(
-            "pfsmall {n:5} tokens: batched {:8.2} ms ({:8.1} tok/s), token by token {:8.2} ms ({:8.1} tok/s)",
+            "pfsmall kept {kept:5} {n:5} tokens: batched {:8.2} ms ({:8.1} tok/s), token by token {:8.2} ms ({:8.1} tok/s)",
             1e3 * best[0],
             n as f64 / best[0],
             1e3 * best[1],

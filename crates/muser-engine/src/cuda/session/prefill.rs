@@ -16,11 +16,16 @@ use super::step::ptr;
 /// rows never overwrites a row one of its tokens attends to).
 pub const PREFILL_CHUNK: usize = 1024;
 
-/// Fewer tokens than this before the last go one decode step each: a chunk costs the same
-/// whatever its length (every weight through f16 once), measured on the 30B file (H200,
-/// `cuda_test pfsmall`, bench/runs/2026-11-30-h200-k final2): ~78 ms a chunk against 5.6 ms a
-/// decode step; 16 tokens 78.6 ms batched, 89.3 ms one by one.
+/// Fewer tokens than this before the last go one decode step each, where every chunk
+/// dequantizes the weights: a chunk then costs about the same whatever its length, measured on
+/// the 30B file (H200, `cuda_test pfsmall`, bench/runs/2026-11-30-h200-k final2): ~78 ms a
+/// chunk against 5.6 ms a decode step; 16 tokens 78.6 ms batched, 89.3 ms one by one.
 pub const MIN_BATCH: usize = 16;
+
+/// The same where the device keeps f16 copies of the weights (`Cuda::keep_prefill_weights`):
+/// a short chunk costs ~27 ms there (bench/runs/2026-11-30-h200-l r6: 4 tokens 26.9 ms batched
+/// against 22.4 one by one, 8 tokens 27.3 against 45.0).
+pub const MIN_BATCH_KEPT: usize = 5;
 
 /// The error for a session whose batched chunk failed part-way.
 pub(super) fn poisoned() -> Error {
@@ -92,10 +97,16 @@ impl CudaSession<'_> {
     }
 
     /// Runs `tokens` at the next positions and returns the last one's logits: every token but
-    /// the last in batched chunks where available and at least `MIN_BATCH` of them (else one
-    /// decode step each), the last as a decode step.
+    /// the last in batched chunks where available and at least `MIN_BATCH` of them
+    /// (`MIN_BATCH_KEPT` where the device keeps f16 copies of the weights; else one decode step
+    /// each), the last as a decode step.
     pub fn prefill(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
-        self.prefill_with(tokens, MIN_BATCH)
+        let min = if self.cuda.keeps_prefill_weights() {
+            MIN_BATCH_KEPT
+        } else {
+            MIN_BATCH
+        };
+        self.prefill_with(tokens, min)
     }
 
     /// `prefill` with another threshold for the batched path (tests and measurements).
