@@ -744,6 +744,8 @@ fn measure(arg: Option<&str>) -> bool {
         Some("att") => run(&|| depths.iter().for_each(|&d| attn_ab(&opts, &path, d))),
         // Short prompts batched against token by token.
         Some("pfsmall") => run(&|| prefill::prefill_small(&opts, &path)),
+        // Long prompts, tensor-core prefill attention on and off.
+        Some("pflong") => run(&|| prefill::prefill_long(&opts, &path)),
         // In-graph cost of each kernel class at the depths.
         Some("omit") => run(&|| depths.iter().for_each(|&d| omit_costs(&opts, &path, d))),
         // The folded split-K merge against the separate one at the depths.

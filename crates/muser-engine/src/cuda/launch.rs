@@ -77,6 +77,12 @@ pub struct DecodeTuning {
     /// splits; the tensor-core attention and longer caches keep the separate merge (`None`:
     /// never). One launch fewer per layer where it applies.
     pub fold_merge: Option<usize>,
+    /// The batched prefill's attention on the tensor cores (`pf_attend_mma_*`,
+    /// kernels/prefill_mma.cu: 4 tokens a block sharing staged key chunks, up to 16 heads of a
+    /// KV group as the M rows; sm_80+, groups of at most 16 heads or a multiple of 16) instead
+    /// of `pf_attend_g_*` (CUDA cores, one block per token). Changes the summation order: held
+    /// to the oracle's bar.
+    pub prefill_mma: bool,
 }
 
 /// The default `DecodeTuning::fold_merge`: below `WideMerge`'s default `min_splits`, so a
@@ -149,6 +155,7 @@ impl Default for DecodeTuning {
             attn_mma: Some(MmaAttn::default()),
             wide_merge: Some(WideMerge::default()),
             fold_merge: Some(FOLD_MERGE_MAX_SPLITS),
+            prefill_mma: true,
         }
     }
 }
@@ -166,6 +173,7 @@ impl DecodeTuning {
         attn_mma: None,
         wide_merge: None,
         fold_merge: None,
+        prefill_mma: false,
     };
 }
 

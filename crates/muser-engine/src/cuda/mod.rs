@@ -46,6 +46,7 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/prefill.cu"),
     include_str!("kernels/attend_group.cu"),
     include_str!("kernels/attend_mma.cu"),
+    include_str!("kernels/prefill_mma.cu"),
     include_str!("kernels/attend_merge.cu"),
     include_str!("kernels/norm_cluster.cu")
 );

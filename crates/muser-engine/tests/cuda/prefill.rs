@@ -72,6 +72,20 @@ pub(crate) fn prefill_checks(dev: &Cuda, case: &OracleCase, fast: &[f32]) -> (us
         );
         tally(ok, &mut pass, &mut fail);
     }
+    // The CUDA-core attention kernel (pf_attend_g, where the tensor-core one does not apply):
+    // the same bar.
+    let tuned = dev.decode_tuning();
+    dev.set_decode_tuning(DecodeTuning {
+        prefill_mma: false,
+        ..tuned
+    });
+    let (ok, what) = prefill_case(dev, case, fast, 64, 5, 30, n, 1);
+    dev.set_decode_tuning(tuned);
+    println!(
+        "model {name:20} prefill (pf_attend_g) {what} {}",
+        if ok { "ok" } else { "FAIL" }
+    );
+    tally(ok, &mut pass, &mut fail);
     // A failed prompt touches nothing: too long for the cache, then the session still works.
     let mut s = CudaSession::new(dev, case.gpu, 8).unwrap();
     let too_long = s.prefill_with(&case.tokens[..12], 1).is_err();
@@ -150,4 +164,42 @@ fn prefill_sizes(sess: &mut CudaSession, toks: &[u32], kept: bool) {
             n as f64 / best[1]
         );
     }
+}
+
+/// Long prompts on a model file with the tensor-core prefill attention and with the CUDA-core
+/// one (`DecodeTuning::prefill_mma`), the f16 copies kept: best of 2 each
+/// (`cuda_test pflong PATH`).
+pub(crate) fn prefill_long(opts: &CudaOptions, path: &str) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    println!(
+        "pflong {}",
+        dev.keep_prefill_weights(&model.weights).unwrap()
+    );
+    let toks: Vec<u32> = (0..8192u32).map(|i| (i * 7919 + 13) % 2300).collect();
+    let tuned = dev.decode_tuning();
+    let mut sess = CudaSession::new(&dev, &model, 8192).unwrap();
+    sess.prefill(&toks[..64]).unwrap();
+    for n in [512usize, 2048, 8192] {
+        for mma in [true, false] {
+            dev.set_decode_tuning(DecodeTuning {
+                prefill_mma: mma,
+                ..tuned
+            });
+            let mut best = f64::INFINITY;
+            for _ in 0..2 {
+                use muser_engine::generate::Sequence;
+                sess.reset().unwrap();
+                let t = Instant::now();
+                sess.prefill(&toks[..n]).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            println!(
+                "pflong {n:5} tokens, tensor-core attention {mma:5}: {:8.2} ms ({:8.1} tok/s)",
+                1e3 * best,
+                n as f64 / best
+            );
+        }
+    }
+    dev.set_decode_tuning(tuned);
 }

@@ -68,6 +68,8 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "pf_qk",
     "pf_attend_g_64",
     "pf_attend_g_128",
+    "pf_attend_mma_64",
+    "pf_attend_mma_128",
     "pf_store",
     "pf_swiglu",
 ];

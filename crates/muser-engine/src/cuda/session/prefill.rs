@@ -268,10 +268,33 @@ impl CudaSession<'_> {
         // The query heads of a KV group share each staged tile (`chunk_len` allows head_dim
         // 64 or 128 and at most 32 heads a group).
         let per_block = c.n_head / c.n_head_kv;
-        let attend = if hd == 64 {
-            "pf_attend_g_64"
+        // The tensor-core kernel where DecodeTuning::prefill_mma and the device allow: 4
+        // tokens a block, up to 16 heads of a group (groups of more: several blocks).
+        let mma = cuda.decode_tuning().prefill_mma
+            && cuda.compute_capability.0 >= 8
+            && (per_block <= 16 || per_block % 16 == 0);
+        let attend = match (mma, hd) {
+            (true, 64) => "pf_attend_mma_64",
+            (true, _) => "pf_attend_mma_128",
+            (false, 64) => "pf_attend_g_64",
+            (false, _) => "pf_attend_g_128",
+        };
+        let attend_cfg = if mma {
+            LaunchConfig {
+                grid_dim: (
+                    m.div_ceil(4) as u32,
+                    (c.n_head_kv * per_block.div_ceil(16)) as u32,
+                    1,
+                ),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            }
         } else {
-            "pf_attend_g_128"
+            LaunchConfig {
+                grid_dim: (m as u32, (c.n_head / per_block) as u32, 1),
+                block_dim: (32 * per_block as u32, 1, 1),
+                shared_mem_bytes: 0,
+            }
         };
         for (l, &place) in pre.iter().enumerate() {
             let w = &model.weights.layers[l];
@@ -325,17 +348,16 @@ impl CudaSession<'_> {
                 Arg::I(place.capacity as i32),
                 Arg::I(place.window as i32),
                 Arg::F(c.attn_scale()),
+                // The tensor-core kernel's chunk length (the other takes it from its grid).
+                Arg::I(m as i32),
             ];
-            let cfg = LaunchConfig {
-                grid_dim: (m as u32, (c.n_head / per_block) as u32, 1),
-                block_dim: (32 * per_block as u32, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let n_args = if mma { args.len() } else { args.len() - 1 };
             // SAFETY: q and gate hold m × q_dim values, a16 m × q_dim halves, kc / vc m ×
             // kv_dim; the cache rows read are those of positions [lo, p0), which the placement
-            // holds (checked above), at slots below the capacity; a grouped block's heads are
-            // its KV group's (per_block = n_head / n_head_kv).
-            unsafe { launch_ex(&st, kernel(cuda, attend)?, cfg, &args, 1)? };
+            // holds (checked above), at slots below the capacity; a block's heads are its KV
+            // group's (per_block = n_head / n_head_kv; the tensor-core kernel's 16-head
+            // sub-blocks divide it); the tensor-core kernel's tokens past m do no work.
+            unsafe { launch_ex(&st, kernel(cuda, attend)?, attend_cfg, &args[..n_args], 1)? };
             // The chunk's rows into the cache, at the slots the placement gave them.
             let args = [
                 Arg::P(ptr(&p.kc, &st)),
