@@ -675,6 +675,10 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             kl_cpu,
             d_cpu,
         };
+        // The attention laid out by span: at the oracle's bar, a graph per span.
+        let (p_s, f_s) = attn::span_session_checks(&dev, &case);
+        pass += p_s;
+        fail += f_s;
         // The batched prefill: at the oracle's bar, and applied.
         let (p_m, f_m) = prefill::prefill_checks(&dev, &case, &fast);
         pass += p_m;
@@ -744,6 +748,8 @@ fn measure(arg: Option<&str>) -> bool {
         Some("att") => run(&|| depths.iter().for_each(|&d| attn_ab(&opts, &path, d))),
         // Short prompts batched against token by token.
         Some("pfsmall") => run(&|| prefill::prefill_small(&opts, &path)),
+        // Decode in long sessions holding few rows, attention by span and by capacity.
+        Some("span") => run(&|| span_ab(&opts, &path)),
         // Long prompts, tensor-core prefill attention on and off.
         Some("pflong") => run(&|| prefill::prefill_long(&opts, &path)),
         // In-graph cost of each kernel class at the depths.

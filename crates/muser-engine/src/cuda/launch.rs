@@ -83,6 +83,11 @@ pub struct DecodeTuning {
     /// of `pf_attend_g_*` (CUDA cores, one block per token). Changes the summation order: held
     /// to the oracle's bar.
     pub prefill_mma: bool,
+    /// The attention's kernel choice and split counts from the rows in use, rounded up to a
+    /// power of two (at least 128), instead of from the caches' capacity: one captured graph
+    /// per such span, so that a session of many positions holding few rows decodes like a
+    /// short one (one split, the merge folded in) instead of walking empty splits.
+    pub span_graphs: bool,
 }
 
 /// The default `DecodeTuning::fold_merge`: below `WideMerge`'s default `min_splits`, so a
@@ -156,6 +161,7 @@ impl Default for DecodeTuning {
             wide_merge: Some(WideMerge::default()),
             fold_merge: Some(FOLD_MERGE_MAX_SPLITS),
             prefill_mma: true,
+            span_graphs: true,
         }
     }
 }
@@ -174,6 +180,7 @@ impl DecodeTuning {
         wide_merge: None,
         fold_merge: None,
         prefill_mma: false,
+        span_graphs: false,
     };
 }
 

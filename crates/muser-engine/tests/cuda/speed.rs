@@ -490,3 +490,33 @@ pub(crate) fn tune_ab(
     }
     dev.set_decode_tuning(tuned);
 }
+
+/// Decode in long sessions holding few rows (a server's sessions: 4,096-8,192 positions),
+/// attention laid out by span and by capacity (`DecodeTuning::span_graphs`), interleaved over
+/// three rounds, 100 tokens each after 2 of warm-up (`cuda_test span PATH`).
+pub(crate) fn span_ab(opts: &CudaOptions, path: &str) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let tuned = dev.decode_tuning();
+    for (cap, depth) in [(4096, 0), (8192, 100), (4096, 1500)] {
+        for round in 0..3 {
+            for span_graphs in [true, false] {
+                dev.set_decode_tuning(DecodeTuning {
+                    span_graphs,
+                    ..tuned
+                });
+                let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+                if depth > 0 {
+                    sess.fill_synthetic(depth, 7).unwrap();
+                }
+                let rate = decode_rate(&mut sess, 1, 100, |i| (i * 13 + 5) as u32);
+                println!(
+                    "span {cap} positions from depth {depth} round {round} by span {span_graphs:5}: {rate:.2} tok/s ({:.3} ms/token), graphs {:?}",
+                    1e3 / rate,
+                    sess.graph_spans()
+                );
+            }
+        }
+    }
+    dev.set_decode_tuning(tuned);
+}

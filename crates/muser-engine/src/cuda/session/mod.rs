@@ -136,6 +136,16 @@ struct Scratch {
 /// depth 4,096 / 32,768 / 131,072): 512 rows 49.1 / 43.7 / 29.1, 128 rows 71.1 / 55.1 / 30.4.
 const ROWS_PER_SPLIT: usize = 128;
 
+/// The span a step's attention is laid out for when `used` rows are in the caches: a power of
+/// two from ROWS_PER_SPLIT up (`span_graphs`), else the most positions (the caches' capacity).
+fn span_of(used: usize, span_graphs: bool, max_positions: usize) -> usize {
+    if span_graphs {
+        used.max(ROWS_PER_SPLIT).next_power_of_two()
+    } else {
+        max_positions.max(1)
+    }
+}
+
 /// Split-K blocks per head for a cache of `capacity` rows (at most the kernels' MAX_SPLITS).
 fn splits(capacity: usize) -> usize {
     splits_of(capacity, ROWS_PER_SPLIT)
@@ -180,7 +190,12 @@ pub struct CudaSession<'m> {
     /// The greedy token of the last `step_argmax`.
     argmax: CudaSlice<u32>,
     /// The step's kernels captured once (after a warm-up step) and replayed every token.
-    graph: Option<cudarc::driver::CudaGraph>,
+    /// Captured step graphs by span (`DecodeTuning::span_graphs`): the attention's split
+    /// counts follow the rows in use, rounded up to a power of two, so a long cache holding few
+    /// rows decodes as a short one; one graph per span met, captured on first use.
+    graphs: Vec<(usize, cudarc::driver::CudaGraph)>,
+    /// The span the next `enqueue` is for (set by `prepare`).
+    span: usize,
     steps: usize,
     next: usize,
     max_positions: usize,
@@ -312,7 +327,8 @@ impl<'m> CudaSession<'m> {
             params,
             embed,
             argmax: st.alloc_zeros::<u32>(1).map_err(cuda_err("allocating"))?,
-            graph: None,
+            graphs: Vec::new(),
+            span: ROWS_PER_SPLIT,
             steps: 0,
             next: 0,
             max_positions,
@@ -334,7 +350,7 @@ impl<'m> CudaSession<'m> {
     #[doc(hidden)]
     pub fn set_omit(&mut self, omit: Omit) {
         self.omit = omit;
-        self.graph = None;
+        self.graphs.clear();
     }
 
     /// Bytes of device memory held by the KV cache.
@@ -532,14 +548,16 @@ impl CudaSession<'_> {
         Ok(out[0])
     }
 
-    /// Queues one token at the next position (the graph, or its kernels on the first step).
+    /// Queues one token at the next position (the graph of its span, or its kernels on the
+    /// first step; a span met for the first time is captured).
     fn run(&mut self, token: u32) -> Result<()> {
         let pos = self.prepare(token)?;
         let st = self.cuda.stream().clone();
-        match (&self.graph, self.steps) {
-            (Some(g), _) => g.launch().map_err(launch_err)?,
-            (None, 0) => self.enqueue()?,
-            (None, _) => {
+        let span = self.span;
+        match self.graphs.iter().find(|(s, _)| *s == span) {
+            Some((_, g)) => g.launch().map_err(launch_err)?,
+            None if self.steps == 0 => self.enqueue()?,
+            None => {
                 st.begin_capture(
                     cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
                 )
@@ -551,12 +569,18 @@ impl CudaSession<'_> {
                 enqueued?;
                 let g = graph.ok_or_else(|| Error::Cuda("empty decode graph".into()))?;
                 g.launch().map_err(launch_err)?;
-                self.graph = Some(g);
+                self.graphs.push((span, g));
             }
         }
         self.steps += 1;
         self.next = pos + 1;
         Ok(())
+    }
+
+    /// The spans whose step graphs are captured, in capture order.
+    #[doc(hidden)]
+    pub fn graph_spans(&self) -> Vec<usize> {
+        self.graphs.iter().map(|(s, _)| *s).collect()
     }
 
     /// Runs one token like `step`, but kernel by kernel (no graph) with an event after each,
@@ -642,6 +666,8 @@ impl CudaSession<'_> {
             ]);
         }
         params.push(token as i32);
+        let used = self.layers.iter().map(|l| l.place.len).max().unwrap_or(0);
+        self.span = span_of(used, cuda.decode_tuning().span_graphs, self.max_positions);
         // RoPE (sliding layers) of this position: θ_i = pos · base^(-2i/hd) in f64 as the
         // oracle (`ops::rope_adjacent`), cos and sin rounded to f32 as the kernel used them.
         let hd = c.head_dim;
@@ -696,5 +722,24 @@ impl crate::generate::Sequence for CudaSession<'_> {
 
     fn finish_step(&mut self) -> Result<Vec<f32>> {
         CudaSession::finish_step(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{span_of, splits_of};
+
+    #[test]
+    fn spans_are_powers_of_two_from_one_split_up() {
+        // By span: at least 128 rows (one split), then the next power of two.
+        assert_eq!(span_of(0, true, 8192), 128);
+        assert_eq!(span_of(128, true, 8192), 128);
+        assert_eq!(span_of(129, true, 8192), 256);
+        assert_eq!(span_of(3000, true, 8192), 4096);
+        // By capacity: always the most positions.
+        assert_eq!(span_of(5, false, 8192), 8192);
+        // The split counts a step of 100 rows gets in a session of 8,192 positions.
+        assert_eq!(splits_of(8192.min(span_of(100, true, 8192)), 128), 1);
+        assert_eq!(splits_of(8192.min(span_of(100, false, 8192)), 128), 64);
     }
 }

@@ -323,7 +323,10 @@ impl CudaSession<'_> {
             }
             // Tensor-core attention where DecodeTuning::attn_mma covers the layer, else grouped
             // (GT query heads of a KV group per block) or one head per block.
-            let cap = lay.place.capacity;
+            // The ring's rows (slot arithmetic) and the rows the attention is laid out for:
+            // the step's span where it is shorter (DecodeTuning::span_graphs).
+            let ring = lay.place.capacity;
+            let cap = ring.min(self.span);
             let long = cap >= attn.min_capacity && attn.heads_per_block.is_some();
             let mma = tune
                 .attn_mma
@@ -362,7 +365,7 @@ impl CudaSession<'_> {
                 Arg::I(nh),
                 Arg::I(nkv),
                 Arg::P(meta_p),
-                Arg::I(cap as i32),
+                Arg::I(ring as i32),
                 Arg::F(c.attn_scale()),
             ];
             let (name, blocks, smem) = match (mma, group) {
