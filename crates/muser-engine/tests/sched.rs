@@ -382,17 +382,7 @@ fn batched_sequences_give_their_solo_tokens() {
             .collect()
     };
     let s = Scheduler::start(m.clone(), cfg(4)).unwrap();
-    let rxs: Vec<_> = prompts
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let (req, rx) = request(p.clone(), i as u64, 12, None);
-            s.submit(req).unwrap();
-            rx
-        })
-        .collect();
-    for (i, rx) in rxs.iter().enumerate() {
-        let got = collect(rx);
+    for (i, got) in run_all(&s, &prompts).into_iter().enumerate() {
         assert_eq!(got, solo[i], "sequence {i}");
         assert_eq!(got.1, Some(FinishReason::Length));
         assert_eq!(got.0.len(), 12);
