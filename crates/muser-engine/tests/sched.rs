@@ -616,8 +616,14 @@ fn the_one_by_one_runner_gives_the_batched_runners_tokens() {
     // Several sequences ran in one step (a step feeds each of them in turn).
     let (steps, rows) = (st.steps.load(relaxed), st.step_rows.load(relaxed));
     assert!(rows > steps + 10, "rows {rows} steps {steps}");
-    for _ in 0..200 {
-        if st.running.load(relaxed) == 0 {
+    // The counters are updated after the events go out: wait for them.
+    let settled = || {
+        st.running.load(relaxed) == 0
+            && st.kv_bytes.load(relaxed) == 0
+            && st.finished.load(relaxed) == 4
+    };
+    for _ in 0..500 {
+        if settled() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -722,8 +728,9 @@ fn a_failing_sequence_ends_alone_in_the_one_by_one_runner() {
     assert_eq!(collect(&rx2), want[1]);
     let st = s.stats();
     let relaxed = std::sync::atomic::Ordering::Relaxed;
-    for _ in 0..200 {
-        if st.running.load(relaxed) == 0 {
+    // The counters are updated after the events go out: wait for them.
+    for _ in 0..500 {
+        if st.running.load(relaxed) == 0 && st.kv_bytes.load(relaxed) == 0 {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
