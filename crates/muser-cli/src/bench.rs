@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use muser_engine::cuda::{Cuda, CudaSession};
 use muser_engine::Sequence;
 
-use crate::device::{Device, Opened, Split};
+use crate::device::{Device, DevicePlan, Opened, Split};
 
 /// How the KV cache is filled before the tg tests at a depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -111,7 +111,19 @@ pub fn run(args: Args) -> Result<()> {
 
 fn bench(args: &Args, threads: usize) -> Result<()> {
     let path = crate::model_path::resolve(args.model.clone())?;
-    let opened = Opened::open(&path, args.device, Some(threads))?;
+    // The longest session a test holds (one at a time).
+    let longest = args
+        .n_prompt
+        .iter()
+        .copied()
+        .chain(
+            args.depth
+                .iter()
+                .flat_map(|d| args.n_gen.iter().map(move |n| d + n)),
+        )
+        .max()
+        .unwrap_or(1);
+    let opened = Opened::open(&path, args.device, Some(threads), DevicePlan::one(longest))?;
     let model = &opened.model;
     let n_vocab = model.cfg.n_vocab;
     let size = model.weights.file().file_len();

@@ -9,7 +9,7 @@ use muser_engine::channels::{Channel, ChannelParser, Event, Marker, Markers};
 use muser_engine::{Generator, Sampler};
 use muser_tokenizer::{ChatMessage, ChatTemplate, StreamDecoder, Tokenizer};
 
-use crate::device::{Device, Opened};
+use crate::device::{Device, DevicePlan, Opened};
 use crate::run::SamplingArgs;
 
 #[derive(clap::Args)]
@@ -36,7 +36,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    let opened = Opened::open(&path, args.device, None)?;
+    let opened = Opened::open(&path, args.device, None, DevicePlan::one(args.ctx))?;
     let model = &opened.model;
     let header = model.weights.file().header();
     let tok = Tokenizer::from_gguf(header)?;

@@ -70,14 +70,14 @@ pub fn backend(device: Device, threads: Option<usize>) -> Result<Box<dyn Backend
 }
 
 fn cuda(ordinal: usize) -> Result<Box<dyn Backend>> {
-    Ok(Box::new(cuda_device(ordinal)?))
+    Ok(Box::new(cuda_device(ordinal, PrefillWeights::default())?))
 }
 
-fn cuda_device(ordinal: usize) -> Result<Cuda> {
+fn cuda_device(ordinal: usize, prefill_weights: PrefillWeights) -> Result<Cuda> {
     let opts = muser_engine::cuda::CudaOptions {
         ordinal,
         cache_dir: Some(crate::model_path::cache_dir().join("cuda")),
-        ..Default::default()
+        prefill_weights: prefill_weights.into(),
     };
     let dev = Cuda::new(&opts).with_context(|| format!("--device cuda:{ordinal}"))?;
     eprintln!(
@@ -85,6 +85,45 @@ fn cuda_device(ordinal: usize) -> Result<Cuda> {
         dev.device_name, dev.compute_capability.0, dev.compute_capability.1
     );
     Ok(dev)
+}
+
+/// `--prefill-weights auto|per-chunk`: whether CUDA prompts use f16 copies of the weights
+/// kept on the GPU (made once, where the free memory allows them, the planned KV caches and
+/// 8 GiB) or dequantize the weights at every chunk (no extra memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum PrefillWeights {
+    #[default]
+    Auto,
+    PerChunk,
+}
+
+impl From<PrefillWeights> for muser_engine::cuda::PrefillWeights {
+    fn from(p: PrefillWeights) -> Self {
+        match p {
+            PrefillWeights::Auto => muser_engine::cuda::PrefillWeights::Auto,
+            PrefillWeights::PerChunk => muser_engine::cuda::PrefillWeights::PerChunk,
+        }
+    }
+}
+
+/// How a command will use the device: the KV caches it holds at once (what the f16 prefill
+/// copies must leave free) and the prefill copies' policy.
+#[derive(Debug, Clone, Copy)]
+pub struct DevicePlan {
+    pub sequences: usize,
+    pub positions: usize,
+    pub prefill_weights: PrefillWeights,
+}
+
+impl DevicePlan {
+    /// One sequence of `positions` positions.
+    pub fn one(positions: usize) -> DevicePlan {
+        DevicePlan {
+            sequences: 1,
+            positions,
+            prefill_weights: PrefillWeights::Auto,
+        }
+    }
 }
 
 /// A model opened for generation on a device: host backends run the graph over a host KV
@@ -95,10 +134,17 @@ pub struct Opened {
 }
 
 impl Opened {
-    pub fn open(path: &Path, device: Device, threads: Option<usize>) -> Result<Opened> {
+    pub fn open(
+        path: &Path,
+        device: Device,
+        threads: Option<usize>,
+        plan: DevicePlan,
+    ) -> Result<Opened> {
         let cuda = match device {
-            Device::Cuda(n) => Some(cuda_device(n)?),
-            Device::Auto if muser_engine::cuda::available() => Some(cuda_device(0)?),
+            Device::Cuda(n) => Some(cuda_device(n, plan.prefill_weights)?),
+            Device::Auto if muser_engine::cuda::available() => {
+                Some(cuda_device(0, plan.prefill_weights)?)
+            }
             _ => None,
         };
         // With CUDA the host backend only serves weight access (every op runs on the GPU).
@@ -113,7 +159,9 @@ impl Opened {
                 Device::Cuda(n) => n,
                 _ => 0,
             };
-            upload(dev, &model, ordinal)?;
+            let positions = plan.positions.min(model.cfg.context_length).max(1);
+            let kv = plan.sequences * CudaSession::kv_bytes_for(&model.cfg, positions);
+            upload(dev, &model, ordinal, kv)?;
         }
         Ok(Opened { model, cuda })
     }
@@ -146,8 +194,9 @@ impl Opened {
 }
 
 /// Uploads every weight matrix once, with a progress bar, and reports the rate and VRAM; then
-/// the f16 copies of the batched prefill, where the memory allows (`PrefillWeights::Auto`).
-fn upload(dev: &Cuda, model: &Glimmer, ordinal: usize) -> Result<()> {
+/// the f16 copies of the batched prefill, where the memory allows them with `kv_bytes` of KV
+/// caches left free (`PrefillWeights::Auto`).
+fn upload(dev: &Cuda, model: &Glimmer, ordinal: usize, kv_bytes: usize) -> Result<()> {
     let bar = indicatif::ProgressBar::new(0).with_style(
         indicatif::ProgressStyle::with_template(
             "uploading weights {bar:40} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
@@ -164,7 +213,7 @@ fn upload(dev: &Cuda, model: &Glimmer, ordinal: usize) -> Result<()> {
     eprintln!("cuda:{ordinal}: {report}");
     // Prompts then skip the per-chunk dequantization where the memory allows.
     let kept = dev
-        .keep_prefill_weights(&model.weights)
+        .keep_prefill_weights_leaving(&model.weights, kv_bytes)
         .with_context(|| format!("dequantizing the prefill weights on cuda:{ordinal}"))?;
     eprintln!("cuda:{ordinal}: {kept}");
     Ok(())

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use muser_engine::{Generator, Sampler, SamplingParams};
 use muser_tokenizer::{StreamDecoder, Tokenizer};
 
-use crate::device::{Device, Opened};
+use crate::device::{Device, DevicePlan, Opened};
 
 /// Sampling flags shared by `run` and `chat`.
 #[derive(clap::Args, Debug, Clone)]
@@ -79,7 +79,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let path = crate::model_path::resolve(args.model)?;
-    let opened = Opened::open(&path, args.device, None)?;
+    let opened = Opened::open(&path, args.device, None, DevicePlan::one(args.ctx))?;
     let model = &opened.model;
     let tok = Tokenizer::from_gguf(model.weights.file().header())
         .with_context(|| format!("reading the tokenizer of {}", path.display()))?;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use muser_engine::sched::{Runner, SchedulerConfig};
 use muser_engine::Glimmer;
 
-use crate::device::{backend, Device, Opened, Split};
+use crate::device::{backend, Device, DevicePlan, Opened, PrefillWeights, Split};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -50,6 +50,11 @@ pub struct Args {
     /// CPU threads for the decode team (default: all cores).
     #[arg(short = 't', long)]
     threads: Option<usize>,
+    /// CUDA prompts: f16 copies of the weights kept on the GPU where the free memory allows
+    /// them beside the KV caches of --parallel sequences of --ctx positions and 8 GiB
+    /// (`auto`), or the weights dequantized at every chunk (`per-chunk`: no extra memory).
+    #[arg(long, value_enum, default_value_t = PrefillWeights::Auto)]
+    prefill_weights: PrefillWeights,
     /// When CPU decode batches of a small model are split across threads.
     #[arg(long, value_enum, default_value_t = Split::Auto)]
     split: Split,
@@ -66,7 +71,12 @@ pub fn run(args: Args) -> Result<()> {
     // graph per token), fed one after another; on the host the batched forward runs the graph
     // over every sequence at once.
     let (mut model, runner, device) = if on_gpu {
-        let (model, cuda) = Opened::open(&path, args.device, args.threads)?.into_parts();
+        let plan = DevicePlan {
+            sequences: args.parallel.max(1),
+            positions: args.ctx,
+            prefill_weights: args.prefill_weights,
+        };
+        let (model, cuda) = Opened::open(&path, args.device, args.threads, plan)?.into_parts();
         let cuda = cuda.context("the CUDA device was not opened")?;
         let runner = Runner::OneByOne(Box::new(Arc::new(cuda)));
         (model, runner, "cuda".to_string())

@@ -63,7 +63,7 @@ pub(crate) fn fits(policy: PrefillWeights, need: usize, free: usize) -> Option<S
     match policy {
         PrefillWeights::PerChunk => Some("off (PrefillWeights::PerChunk)".into()),
         PrefillWeights::Auto if need + PREFILL_F16_RESERVE > free => Some(format!(
-            "{:.2} GB of copies and a reserve of {:.2} GB do not fit in the {:.2} GB free",
+            "{:.2} GB of copies (and the KV caches planned) and a reserve of {:.2} GB do not fit in the {:.2} GB free",
             need as f64 / 1e9,
             PREFILL_F16_RESERVE as f64 / 1e9,
             free as f64 / 1e9
@@ -78,6 +78,16 @@ impl Cuda {
     /// the free memory allow (nothing happens when the copies are already there). An
     /// allocation refused part-way frees what was made and reports it.
     pub fn keep_prefill_weights(&self, weights: &Weights) -> Result<PrefillCacheReport> {
+        self.keep_prefill_weights_leaving(weights, 0)
+    }
+
+    /// `keep_prefill_weights`, leaving `kv_bytes` free beyond the reserve: the KV caches the
+    /// caller will allocate (`CudaSession::kv_bytes_for` for each session it plans).
+    pub fn keep_prefill_weights_leaving(
+        &self,
+        weights: &Weights,
+        kv_bytes: usize,
+    ) -> Result<PrefillCacheReport> {
         let t0 = Instant::now();
         let mats: Vec<&Matrix> = weights.layers.iter().flat_map(|l| l.matrices()).collect();
         let need: usize = mats.iter().map(|m| m.n_in * m.n_out * 2).sum();
@@ -94,7 +104,7 @@ impl Cuda {
             .ctx
             .mem_get_info()
             .map_err(cuda_err("reading free device memory"))?;
-        if let Some(why) = fits(self.prefill_weights, need, free) {
+        if let Some(why) = fits(self.prefill_weights, need + kv_bytes, free) {
             return Ok(PrefillCacheReport {
                 bytes: 0,
                 secs: t0.elapsed().as_secs_f64(),

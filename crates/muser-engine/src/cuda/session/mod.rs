@@ -353,6 +353,22 @@ impl<'m> CudaSession<'m> {
         self.graphs.clear();
     }
 
+    /// Bytes of device memory a session of `max_positions` positions holds in its KV cache
+    /// (`kv_bytes`), before it is made: f16 K and V rows of every layer, sliding layers at most
+    /// their window.
+    pub fn kv_bytes_for(c: &crate::config::GlimmerConfig, max_positions: usize) -> usize {
+        (0..c.n_layer)
+            .map(|l| {
+                let cap = if c.sliding.get(l).copied().unwrap_or(false) {
+                    c.sliding_window.min(max_positions)
+                } else {
+                    max_positions
+                };
+                2 * 2 * cap * c.kv_dim()
+            })
+            .sum()
+    }
+
     /// Bytes of device memory held by the KV cache.
     pub fn kv_bytes(&self) -> usize {
         self.layers
@@ -727,7 +743,37 @@ impl crate::generate::Sequence for CudaSession<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{span_of, splits_of};
+    use super::{span_of, splits_of, CudaSession};
+
+    #[test]
+    fn planned_kv_bytes_follow_the_arithmetic() {
+        // The real geometry: 52 layers, [SWA, SWA, SWA, FULL], window 2048, 2 KV heads of 128.
+        let c = crate::config::GlimmerConfig {
+            n_layer: 52,
+            n_embd: 6656,
+            n_ff: 19968,
+            n_head: 32,
+            n_head_kv: 2,
+            head_dim: 128,
+            n_vocab: 202_048,
+            context_length: 131_072,
+            rms_eps: 1e-5,
+            post_norm_eps: 1e-8,
+            rope_freq_base: 500_000.0,
+            rope_freq_base_swa: 500_000.0,
+            sliding_window: 2048,
+            sliding: (0..52).map(|i| i % 4 < 3).collect(),
+            logit_scale: 1.0,
+            softcap: 20.0,
+        };
+        // muse-glimmer.md: (39 × min(C, 2048) + 13 × C) × 1,024 bytes.
+        let want = |cap: usize| (39 * cap.min(2048) + 13 * cap) * 1024;
+        for cap in [1, 128, 2048, 4096, 131_136] {
+            assert_eq!(CudaSession::kv_bytes_for(&c, cap), want(cap), "{cap}");
+        }
+        // What the device run measured for the 131,136-position session.
+        assert_eq!(CudaSession::kv_bytes_for(&c, 131_136), 1_827_471_360);
+    }
 
     #[test]
     fn spans_are_powers_of_two_from_one_split_up() {
