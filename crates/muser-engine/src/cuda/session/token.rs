@@ -1,0 +1,273 @@
+//! One token's step of a `CudaSession`: the step's parameters to the device, the graph of its
+//! span replayed (or the kernels run and captured), the logits back (synchronously, or into
+//! pinned memory behind the graph for `start_step` / `finish_step`) or only their argmax, the
+//! per-kernel profile; and the session as a `Sequence`.
+
+use cudarc::driver::PushKernelArg;
+
+use super::{kernel, launch_err, mark, one_block, prefill, span_of, CudaSession};
+use crate::cuda::cuda_err;
+use crate::error::{Error, Result};
+
+impl CudaSession<'_> {
+    /// Runs one token at the next position and returns its logits (after scale and softcap).
+    ///
+    /// The first step runs the kernels directly (it also sizes every scratch buffer); the
+    /// second captures them as a CUDA graph, which every later step replays.
+    pub fn step(&mut self, token: u32) -> Result<Vec<f32>> {
+        self.run(token)?;
+        self.cuda
+            .stream()
+            .clone_dtoh(&self.s.logits)
+            .map_err(cuda_err("copying logits back"))
+    }
+
+    /// Starts one token's step like `step` without waiting for it: the graph is launched and
+    /// the logits are copied into pinned host memory behind it, so the host can go on (another
+    /// session's step, sampling) while the GPU runs; `finish_step` waits and returns them.
+    /// `Ok(false)`: no pinned memory, nothing started (use `step`).
+    pub fn start_step(&mut self, token: u32) -> Result<bool> {
+        if self.started {
+            return Err(Error::Cuda(
+                "start_step: the previous step was not finished".into(),
+            ));
+        }
+        if self.host_logits.is_none() || self.logits_ready.is_none() {
+            let ctx = self.cuda.context();
+            // SAFETY: the buffer is only read after a copy into it has completed (the event).
+            let buf = unsafe { ctx.alloc_pinned::<f32>(self.model.cfg.n_vocab) };
+            match (buf, ctx.new_event(None)) {
+                (Ok(b), Ok(e)) => {
+                    self.host_logits = Some(b);
+                    self.logits_ready = Some(e);
+                }
+                _ => return Ok(false),
+            }
+        }
+        self.run(token)?;
+        let (Some(buf), Some(ready)) = (self.host_logits.as_mut(), self.logits_ready.as_ref())
+        else {
+            return Ok(false);
+        };
+        let st = self.cuda.stream();
+        st.memcpy_dtoh(&self.s.logits, buf)
+            .map_err(cuda_err("copying logits back"))?;
+        ready
+            .record(st)
+            .map_err(cuda_err("recording the logits' event"))?;
+        self.started = true;
+        Ok(true)
+    }
+
+    /// The logits of the step `start_step` started, once the GPU has finished it.
+    pub fn finish_step(&mut self) -> Result<Vec<f32>> {
+        if !std::mem::take(&mut self.started) {
+            return Err(Error::Cuda("finish_step without a started step".into()));
+        }
+        let (Some(buf), Some(ready)) = (self.host_logits.as_ref(), self.logits_ready.as_ref())
+        else {
+            return Err(Error::Cuda("finish_step without pinned logits".into()));
+        };
+        // The pinned slice's own event is never recorded (event tracking is off for the
+        // session's context): the wait is on ours, recorded behind the copy.
+        ready
+            .synchronize()
+            .map_err(cuda_err("waiting for the step's logits"))?;
+        let logits = buf
+            .as_slice()
+            .map_err(cuda_err("reading the step's logits"))?;
+        Ok(logits.to_vec())
+    }
+
+    /// Runs one token like `step` and returns the greedy next token, computed on the GPU:
+    /// only 4 bytes come back instead of the logits (for benchmarks; `step` is the path of
+    /// normal generation).
+    pub fn step_argmax(&mut self, token: u32) -> Result<u32> {
+        self.run(token)?;
+        let n_vocab = self.model.cfg.n_vocab;
+        self.cuda
+            .argmax_into(&self.s.logits.as_view(), n_vocab, &mut self.argmax)?;
+        let out = self
+            .cuda
+            .stream()
+            .clone_dtoh(&self.argmax)
+            .map_err(cuda_err("copying the argmax back"))?;
+        Ok(out[0])
+    }
+
+    /// Queues one token at the next position (the graph of its span, or its kernels on the
+    /// first step; a span met for the first time is captured).
+    pub(super) fn run(&mut self, token: u32) -> Result<()> {
+        let pos = self.prepare(token)?;
+        let st = self.cuda.stream().clone();
+        let span = self.span;
+        match self.graphs.iter().find(|(s, _)| *s == span) {
+            Some((_, g)) => g.launch().map_err(launch_err)?,
+            None if self.steps == 0 => self.enqueue()?,
+            None => {
+                st.begin_capture(
+                    cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+                .map_err(cuda_err("starting graph capture"))?;
+                let enqueued = self.enqueue();
+                let graph = st
+                    .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                    .map_err(cuda_err("capturing the decode graph"))?;
+                enqueued?;
+                let g = graph.ok_or_else(|| Error::Cuda("empty decode graph".into()))?;
+                g.launch().map_err(launch_err)?;
+                self.graphs.push((span, g));
+            }
+        }
+        self.steps += 1;
+        self.next = pos + 1;
+        Ok(())
+    }
+
+    /// The spans whose step graphs are captured, in capture order.
+    #[doc(hidden)]
+    pub fn graph_spans(&self) -> Vec<usize> {
+        self.graphs.iter().map(|(s, _)| *s).collect()
+    }
+
+    /// Runs one token like `step`, but kernel by kernel (no graph) with an event after each,
+    /// queued behind a 50 ms spin so that the host's launch gaps do not count: returns each
+    /// kernel's label, its GPU time in milliseconds and the weight bytes it read.
+    pub fn profile_step(&mut self, token: u32) -> Result<Vec<(String, f64, usize)>> {
+        let pos = self.prepare(token)?;
+        let st = self.cuda.stream().clone();
+        let ev = |s: &cudarc::driver::CudaStream| {
+            s.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda_err("recording an event"))
+        };
+        let spin_ns: u64 = 50_000_000;
+        unsafe {
+            let mut b = st.launch_builder(kernel(self.cuda, "spin_ns")?);
+            b.arg(&spin_ns);
+            // SAFETY: no pointer arguments.
+            b.launch(one_block(32)).map_err(launch_err)?;
+        }
+        let start = ev(&st)?;
+        *self.prof.borrow_mut() = Some(Vec::with_capacity(2048));
+        let enqueued = self.enqueue();
+        let marks = self.prof.borrow_mut().take().unwrap_or_default();
+        enqueued?;
+        st.synchronize().map_err(cuda_err("profiling a step"))?;
+        let mut out = Vec::with_capacity(marks.len());
+        let mut prev = &start;
+        for (label, bytes, e) in &marks {
+            let ms = prev.elapsed_ms(e).map_err(cuda_err("reading an event"))?;
+            out.push((label.clone(), f64::from(ms), *bytes));
+            prev = e;
+        }
+        self.steps += 1;
+        self.next = pos + 1;
+        Ok(out)
+    }
+
+    /// Records an event labelled `label` after the last queued kernel (profiling pass only).
+    pub(super) fn mark(&self, label: impl FnOnce() -> String) -> Result<()> {
+        mark(self.cuda, &self.prof, 0, label)
+    }
+
+    /// Uploads the step's parameters (position, ring placement, token) and, when the gather
+    /// kernel cannot read the table, the token's embedding row; returns the position.
+    pub(super) fn prepare(&mut self, token: u32) -> Result<usize> {
+        let (cuda, model) = (self.cuda, self.model);
+        let c = &model.cfg;
+        let pos = self.next;
+        if self.poisoned {
+            return Err(prefill::poisoned());
+        }
+        if pos >= self.max_positions {
+            return Err(Error::CacheFull {
+                position: pos,
+                capacity: self.max_positions,
+            });
+        }
+        if token as usize >= c.n_vocab {
+            return Err(Error::TokenOutOfRange {
+                id: token,
+                n_vocab: c.n_vocab,
+            });
+        }
+        let st = cuda.stream().clone();
+        if self.embed.is_none() {
+            // Dequantized on the host (one row, exactly as the oracle does).
+            let mut row = vec![0f32; c.n_embd];
+            model
+                .weights
+                .dequantize_row(&model.weights.token_embd, token as usize, &mut row)?;
+            st.memcpy_htod(&row, &mut self.s.x)
+                .map_err(cuda_err("uploading the embedding"))?;
+        }
+        // Ring placement by explicit origins, then the step's parameters to the device.
+        let mut params = Vec::with_capacity(2 + 3 * c.n_layer + c.head_dim);
+        params.push(pos as i32);
+        for lay in &mut self.layers {
+            let slot = lay.place.append(pos);
+            params.extend([
+                slot as i32,
+                lay.place.origin_physical as i32,
+                lay.place.len as i32,
+            ]);
+        }
+        params.push(token as i32);
+        let used = self.layers.iter().map(|l| l.place.len).max().unwrap_or(0);
+        self.span = span_of(used, cuda.decode_tuning().span_graphs, self.max_positions);
+        // RoPE (sliding layers) of this position: θ_i = pos · base^(-2i/hd) in f64 as the
+        // oracle (`ops::rope_adjacent`), cos and sin rounded to f32 as the kernel used them.
+        let hd = c.head_dim;
+        for i in 0..hd / 2 {
+            let theta =
+                pos as f64 * f64::from(c.rope_freq_base_swa).powf(-2.0 * i as f64 / hd as f64);
+            let (s, co) = theta.sin_cos();
+            params.extend([(co as f32).to_bits() as i32, (s as f32).to_bits() as i32]);
+        }
+        st.memcpy_htod(&params, &mut self.params)
+            .map_err(cuda_err("uploading step parameters"))?;
+        Ok(pos)
+    }
+}
+
+impl crate::generate::Sequence for CudaSession<'_> {
+    /// Several tokens go through the batched prefill (`prefill`), one through a decode step.
+    fn feed(&mut self, tokens: &[u32]) -> Result<Vec<f32>> {
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.prefill(tokens)
+    }
+
+    fn len(&self) -> usize {
+        self.next
+    }
+
+    fn capacity(&self) -> usize {
+        self.max_positions
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        for l in &mut self.layers {
+            l.place.origin_logical = 0;
+            l.place.origin_physical = 0;
+            l.place.len = 0;
+        }
+        self.next = 0;
+        self.poisoned = false;
+        self.started = false;
+        // The captured graph stays valid: it reads the (reset) placement from device memory.
+        Ok(())
+    }
+    fn kv_bytes(&self) -> usize {
+        CudaSession::kv_bytes(self)
+    }
+
+    fn start_step(&mut self, token: u32) -> Result<bool> {
+        CudaSession::start_step(self, token)
+    }
+
+    fn finish_step(&mut self) -> Result<Vec<f32>> {
+        CudaSession::finish_step(self)
+    }
+}
