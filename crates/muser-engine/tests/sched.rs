@@ -739,3 +739,40 @@ fn a_failing_sequence_ends_alone_in_the_one_by_one_runner() {
     assert_eq!(st.kv_bytes.load(relaxed), 0);
     assert!(s.is_running());
 }
+
+/// A source that cannot open sequences (a GPU out of memory for the KV cache).
+struct NoRoom;
+
+impl SequenceSource for NoRoom {
+    fn open<'a>(
+        &'a self,
+        _model: &'a Glimmer,
+        _max_positions: usize,
+    ) -> muser_engine::Result<Box<dyn Sequence + 'a>> {
+        Err(muser_engine::Error::Cuda(
+            "out of memory allocating 1.83 GB".into(),
+        ))
+    }
+}
+
+#[test]
+fn a_sequence_that_cannot_be_opened_fails_its_request_alone() {
+    let m = Arc::new(model(1));
+    let s = Scheduler::start_with(m, cfg(2), Runner::OneByOne(Box::new(NoRoom))).unwrap();
+    for i in 0..3u64 {
+        let (req, rx) = request(prompt(5, 6), i, 4, None);
+        s.submit(req).unwrap();
+        match rx.recv_timeout(Duration::from_secs(30)).unwrap() {
+            SeqEvent::Failed(m) => {
+                assert!(m.contains("KV cache") && m.contains("out of memory"), "{m}");
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+    // The scheduler is still there, holding nothing.
+    assert!(s.is_running());
+    assert_eq!(
+        s.stats().running.load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+}
