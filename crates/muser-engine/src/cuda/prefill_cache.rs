@@ -112,12 +112,14 @@ impl Cuda {
             });
         }
         let st = self.stream();
+        // Made aside and installed only when every copy is there: a failure part-way leaves
+        // none (the prefill then dequantizes per chunk, with its own threshold).
+        let mut made = HashMap::with_capacity(mats.len());
         for m in mats {
             // SAFETY: every half is written by the dequantization below before a GEMM reads it.
             let buf = match unsafe { st.alloc::<u16>(m.n_in * m.n_out) } {
                 Ok(b) => b,
                 Err(e) => {
-                    map.clear();
                     return Ok(PrefillCacheReport {
                         bytes: 0,
                         secs: t0.elapsed().as_secs_f64(),
@@ -128,10 +130,11 @@ impl Cuda {
             let (p, _) = buf.device_ptr(st);
             // SAFETY: buf holds n_out × n_in halves.
             unsafe { self.dequant_f16_into(weights, m, p)? };
-            map.insert(m.name.clone(), Arc::new(buf));
+            made.insert(m.name.clone(), Arc::new(buf));
         }
         st.synchronize()
             .map_err(cuda_err("dequantizing the prefill weights"))?;
+        *map = made;
         Ok(PrefillCacheReport {
             bytes: need,
             secs: t0.elapsed().as_secs_f64(),

@@ -81,13 +81,18 @@ extern "C" __global__ void fill_random_f16(u16 *dst, unsigned long long n, unsig
 // whole block (128 threads in both callers: the reductions' order depends on the block size).
 // The partials are read through L2 only (ld.cg): in the folded merge below they were written
 // by other blocks of the same launch.
+// With CACHE_W the split weights go through shared memory (MAX_SPLITS floats); without, every
+// output recomputes them (the same expf of the same values: the same bits), for the folded
+// merge of few splits, whose attention kernels have no shared memory to spare
+// (attend_group_128_8 holds 45 KB of staged keys).
+template <bool CACHE_W>
 __device__ __forceinline__ void merge_head(const float *part, float *out, const float *g,
                                            signed char *qa, float *da, float *sa, int hd,
                                            int n_split, int h) {
     // Split weights exp(m_s - max) computed once, by all threads, into shared memory (the
     // session caps the splits at MAX_SPLITS); every thread walking all splits for the max
     // and the total measured 13 µs per layer at depth 32768 and 66 µs at 131072.
-    __shared__ float wgt[MAX_SPLITS];
+    __shared__ float wgt[CACHE_W ? MAX_SPLITS : 1];
     __shared__ float sh[32];
     // A block may merge several heads in a row: the previous head's readers of wgt first.
     __syncthreads();
@@ -99,7 +104,7 @@ __device__ __forceinline__ void merge_head(const float *part, float *out, const 
     float lt = 0.0f;
     for (int s = threadIdx.x; s < n_split; s += blockDim.x) {
         const float w = expf(__ldcg(p + (size_t)s * (hd + 2)) - gm);
-        wgt[s] = w;
+        if (CACHE_W) wgt[s] = w;
         lt += __ldcg(p + (size_t)s * (hd + 2) + 1) * w;
     }
     const float total = block_sum(lt, sh);
@@ -111,7 +116,10 @@ __device__ __forceinline__ void merge_head(const float *part, float *out, const 
         if (i < hd) {
             float acc = 0.0f;
 #pragma unroll 8
-            for (int s = 0; s < n_split; s++) acc += __ldcg(p + (size_t)s * (hd + 2) + 2 + i) * wgt[s];
+            for (int s = 0; s < n_split; s++) {
+                const float w = CACHE_W ? wgt[s] : expf(__ldcg(p + (size_t)s * (hd + 2)) - gm);
+                acc += __ldcg(p + (size_t)s * (hd + 2) + 2 + i) * w;
+            }
             a = acc * inv;
             a *= 1.0f / (1.0f + expf(-g[h * hd + i]));
             out[h * hd + i] = a;
@@ -123,7 +131,7 @@ __device__ __forceinline__ void merge_head(const float *part, float *out, const 
 extern "C" __global__ void attend_merge_gate_q8(const float *part, float *out, const float *g,
                                                 signed char *qa, float *da, float *sa, int hd,
                                                 int n_split) {
-    merge_head(part, out, g, qa, da, sa, hd, n_split, blockIdx.x);
+    merge_head<true>(part, out, g, qa, da, sa, hd, n_split, blockIdx.x);
 }
 
 // The split-K merge folded into the attention launch (DecodeTuning::fold_merge): after a
@@ -150,7 +158,8 @@ __device__ __forceinline__ void fold_merge(const float *part, float *out, const 
         if (!last) return;
         __threadfence();
     }
-    for (int i = 0; i < nh; i++) merge_head(part, out, g, qa, da, sa, hd, n_split, h0 + i);
+    for (int i = 0; i < nh; i++)
+        merge_head<false>(part, out, g, qa, da, sa, hd, n_split, h0 + i);
 }
 
 // Stages the K rows of a 32-row chunk (row r = slot of lane r, rows c0 + r < j1 only) in

@@ -241,6 +241,17 @@ fn one_block(threads: u32) -> LaunchConfig {
     }
 }
 
+impl Drop for CudaSession<'_> {
+    /// A copy into the pinned logits may still be in flight (a step started and never
+    /// finished): it must land before the buffer is freed (the pinned slice's own event is
+    /// never recorded, event tracking being off).
+    fn drop(&mut self) {
+        if self.host_logits.is_some() {
+            let _ = self.cuda.stream().synchronize();
+        }
+    }
+}
+
 impl<'m> CudaSession<'m> {
     /// Uploads the model's weights (if not yet on the device) and allocates the KV cache for
     /// `max_positions` positions.

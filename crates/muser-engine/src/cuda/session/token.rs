@@ -34,8 +34,9 @@ impl CudaSession<'_> {
         }
         if self.host_logits.is_none() || self.logits_ready.is_none() {
             let ctx = self.cuda.context();
+            // Not write-combined (cudarc's `alloc_pinned` is): the host reads every value.
             // SAFETY: the buffer is only read after a copy into it has completed (the event).
-            let buf = unsafe { ctx.alloc_pinned::<f32>(self.model.cfg.n_vocab) };
+            let buf = unsafe { ctx.alloc_pinned_with_flags::<f32>(self.model.cfg.n_vocab, 0) };
             match (buf, ctx.new_event(None)) {
                 (Ok(b), Ok(e)) => {
                     self.host_logits = Some(b);
