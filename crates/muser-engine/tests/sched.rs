@@ -776,3 +776,81 @@ fn a_sequence_that_cannot_be_opened_fails_its_request_alone() {
         0
     );
 }
+
+/// Host sequences that take the started-step path as a GPU session does: `start_step` keeps
+/// the token, `finish_step` runs it (and counts both, to show the runner used them).
+struct Deferred {
+    started: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct DeferredSeq<'a> {
+    inner: HostSequence<'a>,
+    pending: Option<u32>,
+    started: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Sequence for DeferredSeq<'_> {
+    fn feed(&mut self, tokens: &[u32]) -> muser_engine::Result<Vec<f32>> {
+        assert!(self.pending.is_none(), "feed while a step is started");
+        self.inner.feed(tokens)
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+    fn reset(&mut self) -> muser_engine::Result<()> {
+        self.pending = None;
+        self.inner.reset()
+    }
+    fn kv_bytes(&self) -> usize {
+        self.inner.kv_bytes()
+    }
+    fn start_step(&mut self, token: u32) -> muser_engine::Result<bool> {
+        assert!(self.pending.replace(token).is_none(), "two steps started");
+        self.started
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(true)
+    }
+    fn finish_step(&mut self) -> muser_engine::Result<Vec<f32>> {
+        let t = self
+            .pending
+            .take()
+            .expect("finish_step without a started step");
+        self.inner.feed(&[t])
+    }
+}
+
+impl SequenceSource for Deferred {
+    fn open<'a>(
+        &'a self,
+        model: &'a Glimmer,
+        max_positions: usize,
+    ) -> muser_engine::Result<Box<dyn Sequence + 'a>> {
+        Ok(Box::new(DeferredSeq {
+            inner: HostSequence::new(model, max_positions),
+            pending: None,
+            started: self.started.clone(),
+        }))
+    }
+}
+
+#[test]
+fn started_steps_give_the_batched_runners_tokens() {
+    let m = Arc::new(model(2));
+    let prompts: Vec<Vec<u32>> = (0..4).map(|i| prompt(i + 3, 2 + 9 * i as usize)).collect();
+    let batched = {
+        let s = Scheduler::start(m.clone(), cfg(3)).unwrap();
+        run_all(&s, &prompts)
+    };
+    let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let source = Deferred {
+        started: started.clone(),
+    };
+    let s = Scheduler::start_with(m, cfg(3), Runner::OneByOne(Box::new(source))).unwrap();
+    assert_eq!(run_all(&s, &prompts), batched);
+    // Every decode step after a prompt's first token went through start/finish: 11 of each
+    // sequence's 12 tokens.
+    assert_eq!(started.load(std::sync::atomic::Ordering::Relaxed), 4 * 11);
+}
