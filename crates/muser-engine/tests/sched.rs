@@ -355,6 +355,16 @@ fn collect(rx: &mpsc::Receiver<SeqEvent>) -> Outcome {
     }
 }
 
+/// Waits up to 5 s for `done` (the scheduler stores its counters after the events go out).
+fn settle(done: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if done() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn cfg(max_sequences: usize) -> SchedulerConfig {
     SchedulerConfig {
         context: 96,
@@ -430,12 +440,7 @@ fn context_end_cancellation_and_queue_limits() {
     assert_eq!(n, 3);
     let st = s.stats();
     let relaxed = std::sync::atomic::Ordering::Relaxed;
-    for _ in 0..200 {
-        if st.running.load(relaxed) == 0 && st.kv_bytes.load(relaxed) == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    settle(|| st.running.load(relaxed) == 0 && st.kv_bytes.load(relaxed) == 0);
     assert_eq!(st.running.load(relaxed), 0);
     assert_eq!(st.kv_positions.load(relaxed), 0);
     assert_eq!(st.kv_bytes.load(relaxed), 0);
@@ -616,18 +621,11 @@ fn the_one_by_one_runner_gives_the_batched_runners_tokens() {
     // Several sequences ran in one step (a step feeds each of them in turn).
     let (steps, rows) = (st.steps.load(relaxed), st.step_rows.load(relaxed));
     assert!(rows > steps + 10, "rows {rows} steps {steps}");
-    // The counters are updated after the events go out: wait for them.
-    let settled = || {
+    settle(|| {
         st.running.load(relaxed) == 0
             && st.kv_bytes.load(relaxed) == 0
             && st.finished.load(relaxed) == 4
-    };
-    for _ in 0..500 {
-        if settled() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    });
     assert_eq!(st.kv_bytes.load(relaxed), 0);
     assert_eq!(st.finished.load(relaxed), 4);
     drop(s);
@@ -728,13 +726,7 @@ fn a_failing_sequence_ends_alone_in_the_one_by_one_runner() {
     assert_eq!(collect(&rx2), want[1]);
     let st = s.stats();
     let relaxed = std::sync::atomic::Ordering::Relaxed;
-    // The counters are updated after the events go out: wait for them.
-    for _ in 0..500 {
-        if st.running.load(relaxed) == 0 && st.kv_bytes.load(relaxed) == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    settle(|| st.running.load(relaxed) == 0 && st.kv_bytes.load(relaxed) == 0);
     assert_eq!(st.running.load(relaxed), 0);
     assert_eq!(st.kv_bytes.load(relaxed), 0);
     assert!(s.is_running());
