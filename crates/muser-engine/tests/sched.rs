@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use muser_engine::sched::{
     EventSink, FinishReason, HostSequences, Request, Runner, Scheduler, SchedulerConfig, SeqEvent,
-    SequenceSource, SubmitError,
+    SequenceSource, SubmitError, TaggedSink,
 };
 use muser_engine::{
     Cpu, Glimmer, HostSequence, KvCache, LogitsFor, SamplingParams, Segment, Sequence, SplitPolicy,
@@ -473,58 +473,64 @@ fn context_end_cancellation_and_queue_limits() {
 fn a_long_prompt_does_not_stall_a_decoder() {
     let m = Arc::new(model(1));
     let s = Scheduler::start(m, cfg(2)).unwrap();
-    // Both queued back to back (by steps, not by time: a test thread that waits for the first
-    // token before queueing the long prompt can be descheduled while the decoder finishes).
-    let (short, rx_short) = request(prompt(1, 4), 1, 40, None);
-    let (long, rx_long) = request(prompt(2, 80), 2, 2, None);
+    // Both queued back to back, their events into one channel: its order is the order the
+    // scheduler sent them in, so counting is by steps, not by how fast this thread reads.
+    let (tx, rx) = mpsc::channel();
+    let (mut short, _) = request(prompt(1, 4), 1, 40, None);
+    let (mut long, _) = request(prompt(2, 80), 2, 2, None);
+    short.sink = Box::new(TaggedSink {
+        tag: 0,
+        tx: tx.clone(),
+    });
+    long.sink = Box::new(TaggedSink { tag: 1, tx });
     s.submit(short).unwrap();
     s.submit(long).unwrap();
     // The long prompt is fed 4 rows per step once the short one decodes (at most 16 in the
     // first step, with nothing decoding): its first token cannot come before the decoder has
     // made ~16 more steps.
     let mut decoded_before_long = 0;
-    loop {
-        if let Ok(ev) = rx_long.try_recv() {
-            assert!(matches!(ev, SeqEvent::Token { .. }));
-            break;
-        }
-        match rx_short.recv_timeout(Duration::from_secs(30)).unwrap() {
-            SeqEvent::Token { .. } => decoded_before_long += 1,
-            other => panic!("short sequence ended early: {other:?}"),
+    let mut long_started = false;
+    let (mut long_done, mut rest) = (false, 0);
+    let mut short_done = None;
+    while !(long_done && short_done.is_some()) {
+        let (tag, ev) = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+        match (tag, ev) {
+            (0, SeqEvent::Token { .. }) if !long_started => decoded_before_long += 1,
+            (0, SeqEvent::Token { .. }) => rest += 1,
+            (
+                0,
+                SeqEvent::Done {
+                    completion_tokens, ..
+                },
+            ) => {
+                assert!(
+                    long_started,
+                    "short sequence ended before the long one's first token"
+                );
+                short_done = Some(completion_tokens);
+            }
+            (1, SeqEvent::Token { .. }) => long_started = true,
+            (
+                1,
+                SeqEvent::Done {
+                    completion_tokens,
+                    reason,
+                    ..
+                },
+            ) => {
+                assert_eq!((completion_tokens, reason), (2, FinishReason::Length));
+                long_done = true;
+            }
+            (tag, other) => panic!("sequence {tag}: {other:?}"),
         }
     }
     assert!(
         decoded_before_long >= 15,
         "decoder made {decoded_before_long} steps"
     );
-    loop {
-        match rx_long.recv_timeout(Duration::from_secs(30)).unwrap() {
-            SeqEvent::Done {
-                completion_tokens,
-                reason,
-                ..
-            } => {
-                assert_eq!((completion_tokens, reason), (2, FinishReason::Length));
-                break;
-            }
-            SeqEvent::Token { .. } => {}
-            SeqEvent::Failed(m) => panic!("{m}"),
-        }
-    }
-    let mut rest = 0;
-    loop {
-        match rx_short.recv_timeout(Duration::from_secs(30)).unwrap() {
-            SeqEvent::Token { .. } => rest += 1,
-            SeqEvent::Done {
-                completion_tokens, ..
-            } => {
-                assert_eq!(completion_tokens, decoded_before_long + rest);
-                assert_eq!(completion_tokens, 40);
-                break;
-            }
-            SeqEvent::Failed(m) => panic!("{m}"),
-        }
-    }
+    let completion_tokens = short_done.unwrap();
+    assert_eq!(completion_tokens, decoded_before_long + rest);
+    assert_eq!(completion_tokens, 40);
 }
 
 /// Allows only even token ids (and records that it saw every sampled token).
