@@ -160,7 +160,7 @@ __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, c
         attend_group_hd<HD, GT>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);          \
         const int G = n_head / n_head_kv, n_sub = G / GT;                                      \
         const int h0 = (blockIdx.x / n_sub) * G + (blockIdx.x % n_sub) * GT;                   \
-        fold_merge(part, out, g, qa, da, sa, HD, h0, GT, cnt);                                 \
+        fold_merge<false>(part, out, g, qa, da, sa, HD, h0, GT, cnt);                          \
     }
 ATTEND_GROUP(64, 4)
 ATTEND_GROUP(64, 8)
