@@ -16,7 +16,8 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, Q8Act, Seg, SegKernel,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, Q8Act, Seg,
+    SegKernel,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -574,7 +575,20 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             fold_swiglu: !tuned.fold_swiglu,
             ..tuned
         };
-        for other in [plain, flip_fold, flip_swiglu] {
+        // L2 prefetches by extra blocks of the norm tails and the attention: the same bits.
+        let flip_prefetch = DecodeTuning {
+            l2_prefetch: match tuned.l2_prefetch {
+                Some(_) => None,
+                None => Some(L2Prefetch {
+                    blocks: 16,
+                    qkvg: 100,
+                    o_proj: 100,
+                    gate_up: 100,
+                }),
+            },
+            ..tuned
+        };
+        for other in [plain, flip_fold, flip_swiglu, flip_prefetch] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
             println!(
@@ -583,6 +597,42 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             );
             tally(diff == 0, &mut pass, &mut fail);
         }
+        // With the prefetch on (sm_90 cluster tails): every layer's two norm tails and, in a
+        // short session, its attention take the prefetching kernels.
+        if dev.compute_capability.0 >= 9 {
+            dev.set_decode_tuning(DecodeTuning {
+                l2_prefetch: Some(L2Prefetch {
+                    blocks: 16,
+                    qkvg: 100,
+                    o_proj: 100,
+                    gate_up: 100,
+                }),
+                ..tuned
+            });
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let labels = s2.profile_step(tokens[0]).unwrap();
+            let tails = labels
+                .iter()
+                .filter(|(l, _, _)| l.ends_with("+ prefetch"))
+                .count();
+            let attn = labels.iter().filter(|(l, _, _)| l.ends_with("_mp")).count();
+            let (c, n_layer) = (&gpu.cfg, gpu.cfg.n_layer);
+            // The entry norm and every layer's post-attention tail and next-layer tail (the
+            // last layer's final norm has no next matvec to prefetch), where the step takes
+            // the int8 path (upload.rs's fused_dims) and so the cluster tails.
+            let int8 = c.n_embd % 256 == 0
+                && c.q_dim() % 256 == 0
+                && c.n_ff % 256 == 0
+                && c.head_dim % 32 == 0;
+            let want = if int8 { (2 * n_layer, n_layer) } else { (0, 0) };
+            let ok_p = (tails, attn) == want;
+            println!(
+                "model {name:20} L2 prefetch on {tails} norm tails and {attn} attention launches of {n_layer} layers {}",
+                if ok_p { "ok" } else { "FAIL" }
+            );
+            tally(ok_p, &mut pass, &mut fail);
+        }
+        dev.set_decode_tuning(tuned);
         // The split-K merge folded into the attention launch: the same bits.
         {
             let (p, f) = attn::fold_merge_session_checks(&dev, &gpu, &tokens, name);
@@ -769,6 +819,30 @@ fn measure(arg: Option<&str>) -> bool {
                 ("merge apart", off, false),
                 ("default", t, true),
                 ("fold all", all, true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // L2 prefetches beside the latency-bound kernels against none, at the depths.
+        Some("prefetch") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |blocks, qkvg, o_proj, gate_up| DecodeTuning {
+                l2_prefetch: Some(L2Prefetch {
+                    blocks,
+                    qkvg,
+                    o_proj,
+                    gate_up,
+                }),
+                ..t
+            };
+            let none = DecodeTuning {
+                l2_prefetch: None,
+                ..t
+            };
+            let v = [
+                ("none", none, false),
+                ("default", t, true),
+                ("16: 30 100 6", with(16, 30, 100, 6), true),
+                ("24: 30 60 6", with(24, 30, 60, 6), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

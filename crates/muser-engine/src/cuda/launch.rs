@@ -88,6 +88,38 @@ pub struct DecodeTuning {
     /// per such span, so that a session of many positions holding few rows decodes like a
     /// short one (one split, the merge folded in) instead of walking empty splits.
     pub span_graphs: bool,
+    /// Part of the next matvec's weights prefetched into L2 by extra blocks of the
+    /// latency-bound launch before it (`None`: off). No value changes.
+    pub l2_prefetch: Option<L2Prefetch>,
+}
+
+impl Default for L2Prefetch {
+    /// The best of the sweeps on the H200 (bench/runs/2026-11-30-h200-m, m3-m5): 188.9 →
+    /// 191.4 tok/s at depth 0, 173.9 → 175.2 at 32,768 (interleaved A/B).
+    fn default() -> Self {
+        L2Prefetch {
+            blocks: 16,
+            qkvg: 30,
+            o_proj: 60,
+            gate_up: 6,
+        }
+    }
+}
+
+/// What `DecodeTuning::l2_prefetch` fetches, and with how many extra blocks: the first
+/// `percent` % of each matrix of the matvec after each window (0: nothing there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Prefetch {
+    /// Extra blocks per launch (the norm tails round them up to whole clusters of 8; 0: no
+    /// prefetch).
+    pub blocks: u32,
+    /// Of the Q/K/V/gate matrices, beside the norm tail before them.
+    pub qkvg: u8,
+    /// Of the output projection, beside the attention (the per-head kernel with the merge
+    /// folded in: short caches).
+    pub o_proj: u8,
+    /// Of the FFN gate and up matrices, beside the post-attention norm tail.
+    pub gate_up: u8,
 }
 
 /// The default `DecodeTuning::fold_merge`: below `WideMerge`'s default `min_splits`, so a
@@ -162,6 +194,7 @@ impl Default for DecodeTuning {
             fold_merge: Some(FOLD_MERGE_MAX_SPLITS),
             prefill_mma: true,
             span_graphs: true,
+            l2_prefetch: Some(L2Prefetch::default()),
         }
     }
 }
@@ -181,6 +214,7 @@ impl DecodeTuning {
         fold_merge: None,
         prefill_mma: false,
         span_graphs: false,
+        l2_prefetch: None,
     };
 }
 

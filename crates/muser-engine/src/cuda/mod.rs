@@ -48,7 +48,8 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/attend_mma.cu"),
     include_str!("kernels/prefill_mma.cu"),
     include_str!("kernels/attend_merge.cu"),
-    include_str!("kernels/norm_cluster.cu")
+    include_str!("kernels/norm_cluster.cu"),
+    include_str!("kernels/prefetch.cu")
 );
 
 mod gather;
@@ -58,7 +59,7 @@ mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
-pub use launch::{DecodeTuning, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
+pub use launch::{DecodeTuning, L2Prefetch, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{QKV_KERNEL, SWIGLU_KERNEL};

@@ -401,7 +401,11 @@ pub(crate) fn fold_merge_session_checks(
             if diff == 0 { "ok" } else { "FAIL" }
         );
         tally(diff == 0, &mut pass, &mut fail);
-        let n_folded = labels.iter().filter(|(l, _, _)| l.ends_with("_m")).count();
+        // `_mp`: the same with the L2 prefetch (DecodeTuning::l2_prefetch).
+        let n_folded = labels
+            .iter()
+            .filter(|(l, _, _)| l.ends_with("_m") || l.ends_with("_mp"))
+            .count();
         let merges = labels
             .iter()
             .filter(|(l, _, _)| l.starts_with("attend_merge"))

@@ -10,6 +10,7 @@ use super::{cuda_err, Cuda};
 
 mod attn;
 mod attn_op;
+mod prefetch;
 mod prefill;
 mod step;
 mod token;
@@ -29,6 +30,11 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "norm_tail_q8",
     "norm_tail_q8_cl",
     "norm_tail_q8_cl1",
+    "norm_tail_q8_cl_pf",
+    "norm_tail_q8_cl1_pf",
+    "attend_split_64_mp",
+    "attend_split_128_mp",
+    "attend_split_256_mp",
     "qk_norm_rope_store",
     "attend_split_64",
     "attend_split_128",

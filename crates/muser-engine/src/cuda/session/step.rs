@@ -140,12 +140,15 @@ impl CudaSession<'_> {
 
     /// `mode` as the kernel's: 0 plain norm, 1 weightless entry norm first, 2 post-norm tail
     /// (`o` with weights `wp`) first. Writes `h` and, when `q8`, its int8 row.
+    /// `pf`: the L2 prefetch ranges of the next matvec (`prefetch_args`), fetched by extra
+    /// clusters of the cluster launch (`DecodeTuning::l2_prefetch`).
     fn norm_tail(
         &self,
         mode: i32,
         wp: Option<&CudaSlice<f32>>,
         wn: &CudaSlice<f32>,
         q8: bool,
+        pf: Option<Vec<Arg>>,
     ) -> Result<()> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
@@ -168,26 +171,40 @@ impl CudaSession<'_> {
         let n = c.n_embd;
         let tune = self.cuda.decode_tuning();
         if tune.cluster_norm && self.cuda.compute_capability.0 >= 9 && n % 256 == 0 && n <= 65_536 {
-            // Eight blocks of n / 64 threads (rounded up to whole warps), 8 values each.
+            // Eight blocks of n / 64 threads (rounded up to whole warps), 8 values each, and
+            // the prefetching clusters after them.
+            let extra = match (&pf, tune.l2_prefetch) {
+                (Some(_), Some(p)) => p.blocks.next_multiple_of(NORM_CLUSTER),
+                _ => 0,
+            };
+            let with_pf = extra > 0;
             let cfg = LaunchConfig {
-                grid_dim: (NORM_CLUSTER, 1, 1),
+                grid_dim: (NORM_CLUSTER + extra, 1, 1),
                 block_dim: ((n / 64).div_ceil(32) as u32 * 32, 1, 1),
                 shared_mem_bytes: 0,
             };
             // Post-norm tails with both row sums from one cluster exchange when chosen.
             let one = tune.norm_one_sum && mode == 2;
-            let name = if one {
-                "norm_tail_q8_cl1"
-            } else {
-                "norm_tail_q8_cl"
+            let name = match (one, with_pf) {
+                (true, false) => "norm_tail_q8_cl1",
+                (false, false) => "norm_tail_q8_cl",
+                (true, true) => "norm_tail_q8_cl1_pf",
+                (false, true) => "norm_tail_q8_cl_pf",
             };
             let f = kernel(self.cuda, name)?;
-            // SAFETY: as below; block b touches values [b n / 8, (b + 1) n / 8) only, and the
-            // grid is one cluster of NORM_CLUSTER blocks (the kernel's NC_BLOCKS); both
-            // kernels take the same arguments.
+            let mut args = args.to_vec();
+            if with_pf {
+                args.extend(pf.into_iter().flatten());
+            }
+            // SAFETY: as below; block b < NC_BLOCKS touches values [b n / 8, (b + 1) n / 8)
+            // only, and those blocks are the first cluster of NORM_CLUSTER blocks (the
+            // kernel's NC_BLOCKS); the `_pf` kernels' other clusters only prefetch the ranges
+            // of `prefetch_args` (live weight buffers, the bytes within them). The kernels of
+            // each pair take the same arguments.
             unsafe { launch_ex(self.cuda.stream(), f, cfg, &args, NORM_CLUSTER)? };
             let tag = if one { "cl1" } else { "cl" };
-            return self.mark(|| format!("norm_tail_{tag} mode {mode}"));
+            let pf = if with_pf { " + prefetch" } else { "" };
+            return self.mark(|| format!("norm_tail_{tag} mode {mode}{pf}"));
         }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
@@ -253,7 +270,16 @@ impl CudaSession<'_> {
             self.mark(|| "embed_gather".into())?;
         }
         // The first kernel after the embedding (or the host's row upload): a plain launch.
-        self.norm_tail(1, None, &self.layers[0].norms[0], q8)?;
+        let pre = tune.l2_prefetch.filter(|_| q8);
+        let qkvg_of = |l: usize| {
+            let w = &model.weights.layers[l];
+            [&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate]
+        };
+        let pf = match pre {
+            Some(p) => self.prefetch_args(&qkvg_of(0), p.qkvg, q8)?,
+            None => None,
+        };
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8, pf)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
             let lay = &self.layers[l];
@@ -403,10 +429,26 @@ impl CudaSession<'_> {
                 let mut fargs = args.to_vec();
                 fargs.extend_from_slice(&merge_args[1..6]);
                 fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
+                // The per-head kernel's prefetching variant (`_mp`: extra block columns past
+                // n_head prefetch the output projection) where chosen.
+                let pf = match pre.filter(|p| p.blocks > 0 && fname.starts_with("attend_split_")) {
+                    Some(p) => self.prefetch_args(&[&w.attn_output], p.o_proj, q8)?,
+                    None => None,
+                };
+                let mut cfg = cfg;
+                let name = match (pf, pre) {
+                    (Some(pa), Some(p)) => {
+                        fargs.extend(pa);
+                        cfg.grid_dim.0 += p.blocks;
+                        format!("{fname}p")
+                    }
+                    _ => fname.to_string(),
+                };
                 // SAFETY: as for the attention and merge launches below (the same buffers);
-                // the arrival counters hold one value per block column (at most n_head).
-                unsafe { launch(cuda, fname, cfg, &fargs)? };
-                self.mark(|| fname.into())?;
+                // the arrival counters hold one value per block column (at most n_head); the
+                // `_mp` kernels' columns past n_head only prefetch `prefetch_args`' ranges.
+                unsafe { launch(cuda, &name, cfg, &fargs)? };
+                self.mark(|| name.clone())?;
             } else {
                 // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2)
                 // values; the window read from `params` lies within the cache; a grouped
@@ -442,11 +484,16 @@ impl CudaSession<'_> {
                 )?;
             }
             if !omit.norm_tails {
+                let pf = match pre {
+                    Some(p) => self.prefetch_args(&[&w.ffn_gate, &w.ffn_up], p.gate_up, q8)?,
+                    None => None,
+                };
                 self.norm_tail(
                     2,
                     Some(&self.layers[l].norms[3]),
                     &self.layers[l].norms[4],
                     q8,
+                    pf,
                 )?;
             }
             // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
@@ -498,13 +545,17 @@ impl CudaSession<'_> {
                     None,
                 )?;
             }
+            let pf = match (pre, l + 1 < n_layer) {
+                (Some(p), true) => self.prefetch_args(&qkvg_of(l + 1), p.qkvg, q8)?,
+                _ => None,
+            };
             let next_norm = if l + 1 < n_layer {
                 &self.layers[l + 1].norms[0]
             } else {
                 &self.output_norm
             };
             if !omit.norm_tails || l + 1 == n_layer {
-                self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8)?;
+                self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pf)?;
             }
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.

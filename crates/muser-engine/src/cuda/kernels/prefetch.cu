@@ -1,0 +1,61 @@
+// L2 prefetch beside the decode step's latency-bound kernels (DecodeTuning::l2_prefetch;
+// appended to decode.cu after norm_cluster.cu at compile time): variants of the norm tail and
+// of the per-head folded attention whose extra blocks only prefetch the next matvec's weights
+// into L2 and leave, so that DRAM streams them while the real blocks wait on their own
+// latency. A prefetch is a hint: no value changes anywhere.
+// Measured (bench/runs/2026-11-30-h200-m, interleaved A/B): 16 extra blocks, 30 % of the
+// Q/K/V/gate matrices, 60 % of the output projection, 6 % of FFN gate/up: 188.9 → 191.4
+// tok/s at depth 0, 173.9 → 175.2 at 32768. Issuing the prefetches costs the issuing blocks
+// time, and the launch ends with its last block: 8 extra blocks (more lines each) made the
+// token 7 % slower, 24-128 gained less or lost; the kernels' own blocks prefetching first
+// (no extra block) lost 4-10 %; so did larger fractions. A separate prefetch kernel forked
+// beside these kernels on a side stream of the graph measured 2-13 % slower.
+#define PF_ARGS const u8 *p0, int n0, const u8 *p1, int n1, const u8 *p2, int n2, const u8 *p3, int n3
+
+// Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
+// the four ranges (p_i, n_i bytes; n_i = 0: none).
+__device__ __forceinline__ void prefetch_ranges(PF_ARGS, int part, int parts) {
+    const u8 *p[4] = {p0, p1, p2, p3};
+    const int n[4] = {n0, n1, n2, n3};
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int lines = (n[r] + 127) >> 7;
+        for (int i = part * blockDim.x + threadIdx.x; i < lines; i += parts * blockDim.x)
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(p[r] + (size_t)i * 128));
+    }
+}
+
+#define NORM_TAIL_PF(NAME, ONE)                                                                 \
+    extern "C" __global__ void __launch_bounds__(1024) NAME(                                   \
+        float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,  \
+        float *h, signed char *qa, float *da, float *sa, int n, int mode, PF_ARGS) {           \
+        if (blockIdx.x >= NC_BLOCKS) {                                                         \
+            prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - NC_BLOCKS,            \
+                            gridDim.x - NC_BLOCKS);                                            \
+            return;                                                                            \
+        }                                                                                      \
+        norm_tail_cl<ONE>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);                \
+    }
+NORM_TAIL_PF(norm_tail_q8_cl_pf, false)
+NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)
+
+// The per-head attention with the merge folded in (attend_split_HD_m), blocks with
+// blockIdx.x >= n_head prefetching (those of the first split row only).
+#define ATTEND_SPLIT_PF(HD)                                                                    \
+    extern "C" __global__ void attend_split_##HD##_mp(                                         \
+        const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
+        const int *meta, int cap, float scale, float *out, const float *g, signed char *qa,    \
+        float *da, float *sa, unsigned *cnt, PF_ARGS) {                                        \
+        if ((int)blockIdx.x >= n_head) {                                                       \
+            if (blockIdx.y == 0)                                                               \
+                prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - n_head,           \
+                                gridDim.x - n_head);                                           \
+            return;                                                                            \
+        }                                                                                      \
+        const MergeOut fin = {out, g, qa, da, sa};                                             \
+        if (!attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale, &fin))  \
+            fold_merge<true>(part, out, g, qa, da, sa, HD, blockIdx.x, 1, cnt);                \
+    }
+ATTEND_SPLIT_PF(64)
+ATTEND_SPLIT_PF(128)
+ATTEND_SPLIT_PF(256)

@@ -1,0 +1,69 @@
+//! The L2 prefetch ranges of the decode step (`DecodeTuning::l2_prefetch`): which bytes of
+//! the next matvec's weights the extra blocks of a latency-bound launch (`kernels/
+//! prefetch.cu`) fetch, as kernel arguments.
+
+use muser_gguf::GgmlType;
+
+use super::step::ptr;
+use super::CudaSession;
+use crate::cuda::launch::KArg as Arg;
+use crate::cuda::seg::SEG_TYPES;
+use crate::error::Result;
+use crate::weights::Matrix;
+
+/// Ranges one launch prefetches (`prefetch_ranges`' four).
+pub(super) const RANGES: usize = 4;
+
+/// The first `percent` % of `len` bytes, whole 128-byte lines, at most `len`.
+fn prefix(len: usize, percent: u8) -> usize {
+    (len * usize::from(percent.min(100)) / 100)
+        .next_multiple_of(128)
+        .min(len)
+}
+
+impl CudaSession<'_> {
+    /// The kernel arguments `(pointer, bytes)` × 4 of the first `percent` % of each of
+    /// `mats` (at most four) in the layout the step's kernels read (Q6_K split for the int8
+    /// segment kernels); unused ranges are empty. `None` for 0 % or no matrix.
+    pub(super) fn prefetch_args(
+        &self,
+        mats: &[&Matrix],
+        percent: u8,
+        q8: bool,
+    ) -> Result<Option<Vec<Arg>>> {
+        if percent == 0 || mats.is_empty() {
+            return Ok(None);
+        }
+        let (cuda, model) = (self.cuda, self.model);
+        let st = cuda.stream();
+        let mut args = Vec::with_capacity(2 * RANGES);
+        for m in mats.iter().take(RANGES) {
+            // The buffers live in `Cuda`'s weight caches as long as the session.
+            let w = if q8 && m.ty == GgmlType::Q6_K && SEG_TYPES.contains(&m.ty) {
+                cuda.device_q6k_split(&model.weights, m)?
+            } else {
+                cuda.device_weights(&model.weights, m)?
+            };
+            let bytes = prefix(w.len(), percent).min(i32::MAX as usize);
+            args.extend([Arg::P(ptr(&*w, st)), Arg::I(bytes as i32)]);
+        }
+        while args.len() < 2 * RANGES {
+            args.extend([Arg::P(0), Arg::I(0)]);
+        }
+        Ok(Some(args))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix;
+
+    #[test]
+    fn prefetch_prefixes_are_whole_lines_within_the_matrix() {
+        assert_eq!(prefix(15_335_424, 100), 15_335_424);
+        assert_eq!(prefix(1000, 50), 512);
+        assert_eq!(prefix(1000, 99), 1000);
+        assert_eq!(prefix(1000, 0), 0);
+        assert_eq!(prefix(1000, 200), 1000);
+    }
+}
