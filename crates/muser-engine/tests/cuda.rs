@@ -588,7 +588,13 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
             ..tuned
         };
-        for other in [plain, flip_fold, flip_swiglu, flip_prefetch] {
+        // The attention's lanes asking L1 for their rows first: the same bits.
+        let flip_l1 = DecodeTuning {
+            l2_prefetch: Some(tuned.l2_prefetch.unwrap_or_default()),
+            attn_l1_prefetch: !tuned.attn_l1_prefetch,
+            ..tuned
+        };
+        for other in [plain, flip_fold, flip_swiglu, flip_prefetch, flip_l1] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
             println!(
@@ -615,7 +621,10 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 .iter()
                 .filter(|(l, _, _)| l.ends_with("+ prefetch"))
                 .count();
-            let attn = labels.iter().filter(|(l, _, _)| l.ends_with("_mp")).count();
+            let attn = labels
+                .iter()
+                .filter(|(l, _, _)| l.ends_with("_mp") || l.ends_with("_mpl"))
+                .count();
             let (c, n_layer) = (&gpu.cfg, gpu.cfg.n_layer);
             // The entry norm and every layer's post-attention tail and next-layer tail (the
             // last layer's final norm has no next matvec to prefetch), where the step takes
@@ -836,13 +845,18 @@ fn measure(arg: Option<&str>) -> bool {
             };
             let none = DecodeTuning {
                 l2_prefetch: None,
+                attn_l1_prefetch: false,
+                ..t
+            };
+            let l1 = |attn| DecodeTuning {
+                attn_l1_prefetch: attn,
                 ..t
             };
             let v = [
                 ("none", none, false),
                 ("default", t, true),
+                ("attention L1 flipped", l1(!t.attn_l1_prefetch), true),
                 ("16: 30 100 6", with(16, 30, 100, 6), true),
-                ("24: 30 60 6", with(24, 30, 60, 6), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

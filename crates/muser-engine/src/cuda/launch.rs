@@ -91,6 +91,12 @@ pub struct DecodeTuning {
     /// Part of the next matvec's weights prefetched into L2 by extra blocks of the
     /// latency-bound launch before it (`None`: off). No value changes.
     pub l2_prefetch: Option<L2Prefetch>,
+    /// With `l2_prefetch`, the per-head folded attention's lanes ask L1 for their K/V rows
+    /// and the head's gate values first (`attend_split_*_mpl`). No value changes. Measured
+    /// (h200-m m7, m8, interleaved A/B at depth 0): 188.9-189.6 → 190.2-191.0 tok/s, and
+    /// 190.5-190.8 → 192.0-192.8. The same for the Q/K/V launch's epilogue (its norm weights
+    /// and RoPE values) measured 0.5-1 tok/s slower and was removed.
+    pub attn_l1_prefetch: bool,
 }
 
 impl Default for L2Prefetch {
@@ -195,6 +201,7 @@ impl Default for DecodeTuning {
             prefill_mma: true,
             span_graphs: true,
             l2_prefetch: Some(L2Prefetch::default()),
+            attn_l1_prefetch: true,
         }
     }
 }
@@ -215,6 +222,7 @@ impl DecodeTuning {
         prefill_mma: false,
         span_graphs: false,
         l2_prefetch: None,
+        attn_l1_prefetch: false,
     };
 }
 

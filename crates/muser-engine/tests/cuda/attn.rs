@@ -401,10 +401,10 @@ pub(crate) fn fold_merge_session_checks(
             if diff == 0 { "ok" } else { "FAIL" }
         );
         tally(diff == 0, &mut pass, &mut fail);
-        // `_mp`: the same with the L2 prefetch (DecodeTuning::l2_prefetch).
+        // `_mp`, `_mpl`: the same with the L2 (and L1) prefetch (DecodeTuning::l2_prefetch).
         let n_folded = labels
             .iter()
-            .filter(|(l, _, _)| l.ends_with("_m") || l.ends_with("_mp"))
+            .filter(|(l, _, _)| l.ends_with("_m") || l.ends_with("_mp") || l.ends_with("_mpl"))
             .count();
         let merges = labels
             .iter()

@@ -212,7 +212,10 @@ struct MergeOut {
     float *sa;
 };
 
-template <int HD>
+// L1PRE: before anything else, each lane asks L1 for the K and V rows of its first chunk and
+// the block for its head's gate values (prefetch.global.L1), so that the V and gate loads,
+// which wait behind the K phase, find them there (DecodeTuning::attn_l1_prefetch).
+template <int HD, bool L1PRE = false>
 __device__ __forceinline__ bool attend_split_hd(const float *q, const u16 *kc, const u16 *vc,
                                                 float *part, int n_head, int n_head_kv,
                                                 const int *meta, int cap, float scale,
@@ -230,6 +233,20 @@ __device__ __forceinline__ bool attend_split_hd(const float *q, const u16 *kc, c
     const int kvh = h / (n_head / n_head_kv);
     const int kv_dim = n_head_kv * HD;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (L1PRE) {
+        const int per0 = (n + n_split - 1) / n_split;
+        const int j = s * per0 + 32 * warp + lane;
+        if (j < min(n, s * per0 + per0)) {
+            const size_t off = (size_t)((first + j) % cap) * kv_dim + kvh * HD;
+#pragma unroll
+            for (int b = 0; b < HD * 2; b += 128) {
+                asm volatile("prefetch.global.L1 [%0];" ::"l"((const u8 *)(kc + off) + b));
+                asm volatile("prefetch.global.L1 [%0];" ::"l"((const u8 *)(vc + off) + b));
+            }
+        }
+        if (fin && (int)threadIdx.x < HD / 32)
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(fin->g + h * HD + 32 * threadIdx.x));
+    }
     for (int i = threadIdx.x; i < HD; i += blockDim.x) qs[i] = q[h * HD + i];
     __syncthreads();
     const int per = (n + n_split - 1) / n_split;

@@ -41,8 +41,8 @@ NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)
 
 // The per-head attention with the merge folded in (attend_split_HD_m), blocks with
 // blockIdx.x >= n_head prefetching (those of the first split row only).
-#define ATTEND_SPLIT_PF(HD)                                                                    \
-    extern "C" __global__ void attend_split_##HD##_mp(                                         \
+#define ATTEND_SPLIT_PF(HD, SUF, L1)                                                           \
+    extern "C" __global__ void attend_split_##HD##_mp##SUF(                                    \
         const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,   \
         const int *meta, int cap, float scale, float *out, const float *g, signed char *qa,    \
         float *da, float *sa, unsigned *cnt, PF_ARGS) {                                        \
@@ -53,9 +53,14 @@ NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)
             return;                                                                            \
         }                                                                                      \
         const MergeOut fin = {out, g, qa, da, sa};                                             \
-        if (!attend_split_hd<HD>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale, &fin))  \
+        if (!attend_split_hd<HD, L1>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale,     \
+                                     &fin))                                                    \
             fold_merge<true>(part, out, g, qa, da, sa, HD, blockIdx.x, 1, cnt);                \
     }
-ATTEND_SPLIT_PF(64)
-ATTEND_SPLIT_PF(128)
-ATTEND_SPLIT_PF(256)
+ATTEND_SPLIT_PF(64, , false)
+ATTEND_SPLIT_PF(128, , false)
+ATTEND_SPLIT_PF(256, , false)
+// The same with the lanes' K/V rows and the gate asked of L1 first (attend_split_hd's L1PRE).
+ATTEND_SPLIT_PF(64, l, true)
+ATTEND_SPLIT_PF(128, l, true)
+ATTEND_SPLIT_PF(256, l, true)

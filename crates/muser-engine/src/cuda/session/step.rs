@@ -440,7 +440,8 @@ impl CudaSession<'_> {
                     (Some(pa), Some(p)) => {
                         fargs.extend(pa);
                         cfg.grid_dim.0 += p.blocks;
-                        format!("{fname}p")
+                        let l1 = if tune.attn_l1_prefetch { "l" } else { "" };
+                        format!("{fname}p{l1}")
                     }
                     _ => fname.to_string(),
                 };
