@@ -14,7 +14,7 @@ serve() { # binary port label
   $1 serve -m /tmp/g30.gguf --device cuda --port $2 --parallel 8 -c 4096 --quiet > $OUT/serve-$3.log 2>&1 &
   SRV=$!
   for i in $(seq 120); do curl -sf localhost:$2/health >/dev/null 2>&1 && break; python3 -c "import urllib.request,sys; urllib.request.urlopen('http://localhost:$2/health')" 2>/dev/null && break; sleep 0.5; done
-  for n in 1 4 8; do timeout 150 python3 $L/serve_load.py http://localhost:$2 $n $4 40 >> $OUT/load-$3.log 2>&1; echo "load $3 n=$n rc $?" >> $OUT/rc.txt; done
+  for n in 1 4 8; do timeout 150 python3 tools/bench/serve_load.py http://localhost:$2 $n $4 40 >> $OUT/load-$3.log 2>&1; echo "load $3 n=$n rc $?" >> $OUT/rc.txt; done
   kill $SRV; wait $SRV 2>/dev/null
 }
 serve $P/muser 8090 new 128

@@ -17,5 +17,5 @@ P1=$(python3 -c "print('The quick brown fox jumps over the lazy dog. ' * 60)")
 $P/muser serve -m /tmp/g30.gguf --device cuda --port 8090 --parallel 8 -c 4096 --quiet > $OUT/serve.log 2>&1 &
 SRV=$!
 for i in $(seq 120); do python3 -c "import urllib.request; urllib.request.urlopen('http://localhost:8090/health')" 2>/dev/null && break; sleep 0.5; done
-for rep in 1 2; do for n in 1 8; do timeout 60 python3 $L/serve_load.py http://localhost:8090 $n 128 20 >> $OUT/load.log 2>&1; echo "load n=$n rc $?" >> $OUT/rc.txt; done; done
+for rep in 1 2; do for n in 1 8; do timeout 60 python3 tools/bench/serve_load.py http://localhost:8090 $n 128 20 >> $OUT/load.log 2>&1; echo "load n=$n rc $?" >> $OUT/rc.txt; done; done
 kill $SRV; wait $SRV 2>/dev/null

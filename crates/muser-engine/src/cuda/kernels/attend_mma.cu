@@ -49,6 +49,104 @@ __device__ __forceinline__ void split_pair(float x0, float x1, u32 &hi, u32 &lo)
     lo = (u32)f2h(x0 - h2f(a)) | ((u32)f2h(x1 - h2f(b)) << 16);
 }
 
+// One chunk of CH staged key rows for a warp of the tensor-core attention (attend_mma and
+// pf_attend_mma): S = Q · Kᵀ over the K rows `ks`, the online softmax of its two head rows
+// (c0/c1 of a tile: row g, c2/c3: row g + 8; key column 8 nt + 2 (lane & 3) + e) over the
+// columns `keep` accepts (the others weigh 0), O += P · V over the V rows `vs` (PAD = HD + 8
+// halves per shared row). Q and P in f16 hi + lo parts.
+template <int HD, int CH, typename Keep>
+__device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u32 (*qh)[4],
+                                          const u32 (*ql)[4], float (*o)[4], float &m0,
+                                          float &m1, float &sum0, float &sum1, float scale,
+                                          Keep keep) {
+    constexpr int PAD = HD + 8, NT = CH / 8, KST = HD / 16, DT = HD / 8;
+    const int lane = threadIdx.x & 31, t = lane & 3;
+    float sc[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
+#pragma unroll
+        for (int p = 0; p < KST / 2; p++) {
+            u32 b0, b1, b2, b3;
+            const u16 *src = ks + (8 * nt + (lane & 7)) * PAD + 32 * p + 8 * (lane >> 3);
+            unsigned long long a;
+            asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)src));
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
+                         : "r"((u32)a));
+            mma16816(sc[nt], qh[2 * p], b0, b1);
+            mma16816(sc[nt], ql[2 * p], b0, b1);
+            mma16816(sc[nt], qh[2 * p + 1], b2, b3);
+            mma16816(sc[nt], ql[2 * p + 1], b2, b3);
+        }
+    }
+    // Online softmax: c0/c1 of a tile are head g, c2/c3 head g + 8; columns 8 nt + 2t + e.
+    float mx0 = m0, mx1 = m1;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const bool ok = keep(8 * nt + 2 * t + e);
+            sc[nt][e] = ok ? sc[nt][e] * scale : -3.0e38f;
+            sc[nt][2 + e] = ok ? sc[nt][2 + e] * scale : -3.0e38f;
+            mx0 = fmaxf(mx0, sc[nt][e]);
+            mx1 = fmaxf(mx1, sc[nt][2 + e]);
+        }
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float corr0 = expf(m0 - mx0), corr1 = expf(m1 - mx1);
+    m0 = mx0;
+    m1 = mx1;
+    float ps0 = 0.0f, ps1 = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const bool ok = keep(8 * nt + 2 * t + e);
+            sc[nt][e] = ok ? expf(sc[nt][e] - m0) : 0.0f;
+            sc[nt][2 + e] = ok ? expf(sc[nt][2 + e] - m1) : 0.0f;
+            ps0 += sc[nt][e];
+            ps1 += sc[nt][2 + e];
+        }
+    }
+    sum0 = sum0 * corr0 + ps0;
+    sum1 = sum1 * corr1 + ps1;
+#pragma unroll
+    for (int d = 0; d < DT; d++) {
+        o[d][0] *= corr0;
+        o[d][1] *= corr0;
+        o[d][2] *= corr1;
+        o[d][3] *= corr1;
+    }
+    // O += P · V, 16 rows of the chunk per k-step.
+#pragma unroll
+    for (int kc2 = 0; kc2 < CH / 16; kc2++) {
+        u32 ah[4], al[4];
+        split_pair(sc[2 * kc2][0], sc[2 * kc2][1], ah[0], al[0]);
+        split_pair(sc[2 * kc2][2], sc[2 * kc2][3], ah[1], al[1]);
+        split_pair(sc[2 * kc2 + 1][0], sc[2 * kc2 + 1][1], ah[2], al[2]);
+        split_pair(sc[2 * kc2 + 1][2], sc[2 * kc2 + 1][3], ah[3], al[3]);
+#pragma unroll
+        for (int qd = 0; qd < HD / 16; qd++) {
+            u32 b0, b1, b2, b3;
+            const u16 *src = vs + (16 * kc2 + (lane & 7) + 8 * ((lane >> 3) & 1)) * PAD +
+                             16 * qd + 8 * (lane >> 4);
+            unsigned long long a;
+            asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)src));
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
+                         : "r"((u32)a));
+            mma16816(o[2 * qd], ah, b0, b1);
+            mma16816(o[2 * qd], al, b0, b1);
+            mma16816(o[2 * qd + 1], ah, b2, b3);
+            mma16816(o[2 * qd + 1], al, b2, b3);
+        }
+    }
+}
+
 template <int HD, int CH, int NS>
 __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, const u16 *vc,
                                               float *part, int n_head, int n_head_kv,
@@ -128,90 +226,8 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         __syncwarp();
         const u16 *ks = ws + (i % NS) * STAGE, *vs = ks + CH * PAD;
         const int c0 = cw + 4 * CH * i;
-        float sc[NT][4];
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-            sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
-#pragma unroll
-            for (int p = 0; p < KST / 2; p++) {
-                u32 b0, b1, b2, b3;
-                const u16 *src = ks + (8 * nt + (lane & 7)) * PAD + 32 * p + 8 * (lane >> 3);
-                unsigned long long a;
-                asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)src));
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                             : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
-                             : "r"((u32)a));
-                mma16816(sc[nt], qh[2 * p], b0, b1);
-                mma16816(sc[nt], ql[2 * p], b0, b1);
-                mma16816(sc[nt], qh[2 * p + 1], b2, b3);
-                mma16816(sc[nt], ql[2 * p + 1], b2, b3);
-            }
-        }
-        // Online softmax: c0/c1 of a tile are head g, c2/c3 head g + 8; columns 8 nt + 2t + e.
-        float mx0 = m0, mx1 = m1;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const bool ok = c0 + 8 * nt + 2 * t + e < j1;
-                sc[nt][e] = ok ? sc[nt][e] * scale : -3.0e38f;
-                sc[nt][2 + e] = ok ? sc[nt][2 + e] * scale : -3.0e38f;
-                mx0 = fmaxf(mx0, sc[nt][e]);
-                mx1 = fmaxf(mx1, sc[nt][2 + e]);
-            }
-        }
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-        const float corr0 = expf(m0 - mx0), corr1 = expf(m1 - mx1);
-        m0 = mx0;
-        m1 = mx1;
-        float ps0 = 0.0f, ps1 = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const bool ok = c0 + 8 * nt + 2 * t + e < j1;
-                sc[nt][e] = ok ? expf(sc[nt][e] - m0) : 0.0f;
-                sc[nt][2 + e] = ok ? expf(sc[nt][2 + e] - m1) : 0.0f;
-                ps0 += sc[nt][e];
-                ps1 += sc[nt][2 + e];
-            }
-        }
-        sum0 = sum0 * corr0 + ps0;
-        sum1 = sum1 * corr1 + ps1;
-#pragma unroll
-        for (int d = 0; d < DT; d++) {
-            o[d][0] *= corr0;
-            o[d][1] *= corr0;
-            o[d][2] *= corr1;
-            o[d][3] *= corr1;
-        }
-        // O += P · V, 16 rows of the chunk per k-step.
-#pragma unroll
-        for (int kc2 = 0; kc2 < CH / 16; kc2++) {
-            u32 ah[4], al[4];
-            split_pair(sc[2 * kc2][0], sc[2 * kc2][1], ah[0], al[0]);
-            split_pair(sc[2 * kc2][2], sc[2 * kc2][3], ah[1], al[1]);
-            split_pair(sc[2 * kc2 + 1][0], sc[2 * kc2 + 1][1], ah[2], al[2]);
-            split_pair(sc[2 * kc2 + 1][2], sc[2 * kc2 + 1][3], ah[3], al[3]);
-#pragma unroll
-            for (int qd = 0; qd < HD / 16; qd++) {
-                u32 b0, b1, b2, b3;
-                const u16 *src = vs + (16 * kc2 + (lane & 7) + 8 * ((lane >> 3) & 1)) * PAD +
-                                 16 * qd + 8 * (lane >> 4);
-                unsigned long long a;
-                asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)src));
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                             : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
-                             : "r"((u32)a));
-                mma16816(o[2 * qd], ah, b0, b1);
-                mma16816(o[2 * qd], al, b0, b1);
-                mma16816(o[2 * qd + 1], ah, b2, b3);
-                mma16816(o[2 * qd + 1], al, b2, b3);
-            }
-        }
+        mma_chunk<HD, CH>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale,
+                          [&](int col) { return c0 + col < j1; });
         __syncwarp();
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");

@@ -1,5 +1,5 @@
 // Tensor-core causal attention of a batched prefill chunk (appended after attend_mma.cu, whose
-// mma16816 and split_pair it uses; sm_80+: mma.sync, ldmatrix, cp.async).
+// mma_chunk step it uses; sm_80+: mma.sync, ldmatrix, cp.async).
 //
 // Block (bx, y): chunk tokens t0 = 4 bx .. t0 + 3, one warp each, and up to 16 query heads of
 // KV group kvh = y / n_sub (sub-block y % n_sub) as the 16 M rows of the products (heads past
@@ -91,94 +91,10 @@ __device__ __forceinline__ void pf_attend_mma_t(const float *q, const u16 *kring
         const int c0 = i * CH;
         if (live && c0 + CH > j_lo && c0 <= j_hi) {
             const u16 *ks = stage[i & 1][0], *vs = stage[i & 1][1];
-            float sc[NT][4];
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-                sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
-#pragma unroll
-                for (int p = 0; p < KST / 2; p++) {
-                    u32 b0, b1, b2, b3;
-                    const u16 *src = ks + (8 * nt + (lane & 7)) * PAD + 32 * p + 8 * (lane >> 3);
-                    unsigned long long a;
-                    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)src));
-                    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                                 : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
-                                 : "r"((u32)a));
-                    mma16816(sc[nt], qh[2 * p], b0, b1);
-                    mma16816(sc[nt], ql[2 * p], b0, b1);
-                    mma16816(sc[nt], qh[2 * p + 1], b2, b3);
-                    mma16816(sc[nt], ql[2 * p + 1], b2, b3);
-                }
-            }
-            // Online softmax: c0/c1 of a tile are head row g, c2/c3 row g + 8; key columns
-            // 8 nt + 2 tq + e; this warp's window only.
-            float mx0 = m0, mx1 = m1;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int j = c0 + 8 * nt + 2 * tq + e;
-                    const bool ok = j >= j_lo && j <= j_hi;
-                    sc[nt][e] = ok ? sc[nt][e] * scale : -3.0e38f;
-                    sc[nt][2 + e] = ok ? sc[nt][2 + e] * scale : -3.0e38f;
-                    mx0 = fmaxf(mx0, sc[nt][e]);
-                    mx1 = fmaxf(mx1, sc[nt][2 + e]);
-                }
-            }
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-            const float corr0 = expf(m0 - mx0), corr1 = expf(m1 - mx1);
-            m0 = mx0;
-            m1 = mx1;
-            float ps0 = 0.0f, ps1 = 0.0f;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int j = c0 + 8 * nt + 2 * tq + e;
-                    const bool ok = j >= j_lo && j <= j_hi;
-                    sc[nt][e] = ok ? expf(sc[nt][e] - m0) : 0.0f;
-                    sc[nt][2 + e] = ok ? expf(sc[nt][2 + e] - m1) : 0.0f;
-                    ps0 += sc[nt][e];
-                    ps1 += sc[nt][2 + e];
-                }
-            }
-            sum0 = sum0 * corr0 + ps0;
-            sum1 = sum1 * corr1 + ps1;
-#pragma unroll
-            for (int d = 0; d < DT; d++) {
-                o[d][0] *= corr0;
-                o[d][1] *= corr0;
-                o[d][2] *= corr1;
-                o[d][3] *= corr1;
-            }
-            // O += P · V, 16 keys of the chunk per k-step.
-#pragma unroll
-            for (int kc2 = 0; kc2 < CH / 16; kc2++) {
-                u32 ah[4], al[4];
-                split_pair(sc[2 * kc2][0], sc[2 * kc2][1], ah[0], al[0]);
-                split_pair(sc[2 * kc2][2], sc[2 * kc2][3], ah[1], al[1]);
-                split_pair(sc[2 * kc2 + 1][0], sc[2 * kc2 + 1][1], ah[2], al[2]);
-                split_pair(sc[2 * kc2 + 1][2], sc[2 * kc2 + 1][3], ah[3], al[3]);
-#pragma unroll
-                for (int qd = 0; qd < HD / 16; qd++) {
-                    u32 b0, b1, b2, b3;
-                    const u16 *src = vs + (16 * kc2 + (lane & 7) + 8 * ((lane >> 3) & 1)) * PAD +
-                                     16 * qd + 8 * (lane >> 4);
-                    unsigned long long a;
-                    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)src));
-                    asm volatile(
-                        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                        : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
-                        : "r"((u32)a));
-                    mma16816(o[2 * qd], ah, b0, b1);
-                    mma16816(o[2 * qd], al, b0, b1);
-                    mma16816(o[2 * qd + 1], ah, b2, b3);
-                    mma16816(o[2 * qd + 1], al, b2, b3);
-                }
-            }
+            mma_chunk<HD, CH>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale, [&](int col) {
+                const int j = c0 + col;
+                return j >= j_lo && j <= j_hi;
+            });
         }
         // Every warp done with this stage before the next iteration's load overwrites it.
         __syncthreads();
