@@ -88,24 +88,7 @@ __device__ __forceinline__ void attend_group_hd(const float *q, const u16 *kc, c
         __syncwarp();
         // Rows past the share have p = 0 and read row c0 (always valid memory).
         u32 vv[32][(D + 1) / 2];
-#pragma unroll
-        for (int jj = 0; jj < 32; jj++) {
-            const int sl = __shfl_sync(0xffffffffu, slot, jj);
-            const u16 *vr = vc + (size_t)sl * kv_dim + kvh * HD + lane * D;
-            if (D == 2) {
-                vv[jj][0] = *(const u32 *)vr;
-            } else if (D == 4) {
-                const uint2 t = *(const uint2 *)vr;
-                vv[jj][0] = t.x;
-                vv[jj][(D + 1) / 2 - 1] = t.y;
-            } else {
-                const uint4 t = *(const uint4 *)vr;
-                vv[jj][0] = t.x;
-                vv[jj][1 % ((D + 1) / 2)] = t.y;
-                vv[jj][2 % ((D + 1) / 2)] = t.z;
-                vv[jj][3 % ((D + 1) / 2)] = t.w;
-            }
-        }
+        load_v_rows<HD>(vv, vc, slot, kv_dim, kvh);
 #pragma unroll
         for (int jj = 0; jj < 32; jj++) {
 #pragma unroll

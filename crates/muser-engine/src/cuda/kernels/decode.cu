@@ -212,6 +212,34 @@ struct MergeOut {
     float *sa;
 };
 
+// The V values a lane needs of the 32 cache rows whose slots the warp's lanes hold (lane jj:
+// row `slot`): its D = HD / 32 halves of each row, two to a u32 (the per-head and grouped
+// attention kernels' P · V step).
+template <int HD>
+__device__ __forceinline__ void load_v_rows(u32 (*vv)[(HD / 32 + 1) / 2], const u16 *vc,
+                                            int slot, int kv_dim, int kvh) {
+    constexpr int D = HD / 32;
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int jj = 0; jj < 32; jj++) {
+        const int sl = __shfl_sync(0xffffffffu, slot, jj);
+        const u16 *vr = vc + (size_t)sl * kv_dim + kvh * HD + lane * D;
+        if (D == 2) {
+            vv[jj][0] = *(const u32 *)vr;
+        } else if (D == 4) {
+            const uint2 t = *(const uint2 *)vr;
+            vv[jj][0] = t.x;
+            vv[jj][(D + 1) / 2 - 1] = t.y;
+        } else {
+            const uint4 t = *(const uint4 *)vr;
+            vv[jj][0] = t.x;
+            vv[jj][1 % ((D + 1) / 2)] = t.y;
+            vv[jj][2 % ((D + 1) / 2)] = t.z;
+            vv[jj][3 % ((D + 1) / 2)] = t.w;
+        }
+    }
+}
+
 // L1PRE: before anything else, each lane asks L1 for the K and V rows of its first chunk and
 // the block for its head's gate values (prefetch.global.L1), so that the V and gate loads,
 // which wait behind the K phase, find them there (DecodeTuning::attn_l1_prefetch).
@@ -288,24 +316,7 @@ __device__ __forceinline__ bool attend_split_hd(const float *q, const u16 *kc, c
         for (int k = 0; k < D; k++) o[k] *= corr;
         // Rows past the share have p = 0 and read row c0 (always valid memory).
         u32 vv[32][(D + 1) / 2];
-#pragma unroll
-        for (int jj = 0; jj < 32; jj++) {
-            const int sl = __shfl_sync(0xffffffffu, slot, jj);
-            const u16 *vr = vc + (size_t)sl * kv_dim + kvh * HD + lane * D;
-            if (D == 2) {
-                vv[jj][0] = *(const u32 *)vr;
-            } else if (D == 4) {
-                const uint2 t = *(const uint2 *)vr;
-                vv[jj][0] = t.x;
-                vv[jj][(D + 1) / 2 - 1] = t.y;
-            } else {
-                const uint4 t = *(const uint4 *)vr;
-                vv[jj][0] = t.x;
-                vv[jj][1 % ((D + 1) / 2)] = t.y;
-                vv[jj][2 % ((D + 1) / 2)] = t.z;
-                vv[jj][3 % ((D + 1) / 2)] = t.w;
-            }
-        }
+        load_v_rows<HD>(vv, vc, slot, kv_dim, kvh);
 #pragma unroll
         for (int jj = 0; jj < 32; jj++) {
             const float pj = __shfl_sync(0xffffffffu, p, jj);
@@ -488,6 +499,43 @@ __device__ __forceinline__ void norm_tail_strided(float *x, const float *o, cons
     }
 }
 
+// Writes a thread's 8 consecutive values hv to h[i0 ..] and, when qa is set, their int8
+// quantization in blocks of 32 over 4 threads (as quant_block32; all of a warp's threads
+// shuffle, `on` says whether this one holds values). The norm tails' common end.
+__device__ __forceinline__ void store_h_q8(const float *hv, float *h, signed char *qa,
+                                           float *da, float *sa, int i0, bool on) {
+    if (on) {
+        *(float4 *)(h + i0) = make_float4(hv[0], hv[1], hv[2], hv[3]);
+        *(float4 *)(h + i0 + 4) = make_float4(hv[4], hv[5], hv[6], hv[7]);
+    }
+    if (qa) {
+        float amax = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 8; k++) amax = fmaxf(amax, fabsf(hv[k]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        const float d = amax / 127.0f;
+        const float id = d > 0.0f ? 1.0f / d : 0.0f;
+        u32 packed[2] = {0u, 0u};
+        float qs = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            const int q = __float2int_rn(hv[k] * id);
+            qs += (float)q;
+            packed[k / 4] |= ((u32)(q & 0xFF)) << (8 * (k % 4));
+        }
+        qs += __shfl_xor_sync(0xffffffffu, qs, 1);
+        qs += __shfl_xor_sync(0xffffffffu, qs, 2);
+        if (on) {
+            *(uint2 *)(qa + i0) = make_uint2(packed[0], packed[1]);
+            if ((threadIdx.x & 3) == 0) {
+                da[i0 >> 5] = d;
+                sa[i0 >> 5] = d * qs;
+            }
+        }
+    }
+}
+
 // 8 consecutive values per thread; quant blocks of 32 span 4 threads (n % 32 == 0 when qa).
 __device__ __forceinline__ void norm_tail_vec8(float *x, const float *o, const float *wp,
                                                float eps_post, const float *wn, float eps,
@@ -534,37 +582,7 @@ __device__ __forceinline__ void norm_tail_vec8(float *x, const float *o, const f
     float hv[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) hv[k] = xv[k] * scale * wv[k];
-    if (on) {
-        *(float4 *)(h + i0) = make_float4(hv[0], hv[1], hv[2], hv[3]);
-        *(float4 *)(h + i0 + 4) = make_float4(hv[4], hv[5], hv[6], hv[7]);
-    }
-    if (qa) {
-        // As quant_block32, over the 4 threads of a block (all of a warp's threads shuffle).
-        float amax = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; k++) amax = fmaxf(amax, fabsf(hv[k]));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-        const float d = amax / 127.0f;
-        const float id = d > 0.0f ? 1.0f / d : 0.0f;
-        u32 packed[2] = {0u, 0u};
-        float qs = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const int q = __float2int_rn(hv[k] * id);
-            qs += (float)q;
-            packed[k / 4] |= ((u32)(q & 0xFF)) << (8 * (k % 4));
-        }
-        qs += __shfl_xor_sync(0xffffffffu, qs, 1);
-        qs += __shfl_xor_sync(0xffffffffu, qs, 2);
-        if (on) {
-            *(uint2 *)(qa + i0) = make_uint2(packed[0], packed[1]);
-            if ((t & 3) == 0) {
-                da[i0 >> 5] = d;
-                sa[i0 >> 5] = d * qs;
-            }
-        }
-    }
+    store_h_q8(hv, h, qa, da, sa, i0, on);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8(float *x, const float *o, const float *wp, float eps_post,

@@ -157,37 +157,7 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
     float hv[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) hv[k] = xv[k] * scale * wv[k];
-    if (on) {
-        *(float4 *)(h + i0) = make_float4(hv[0], hv[1], hv[2], hv[3]);
-        *(float4 *)(h + i0 + 4) = make_float4(hv[4], hv[5], hv[6], hv[7]);
-    }
-    if (qa) {
-        // As norm_tail_vec8: a 32-value block over 4 threads (per % 32 == 0: aligned).
-        float amax = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; k++) amax = fmaxf(amax, fabsf(hv[k]));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-        const float dd = amax / 127.0f;
-        const float id = dd > 0.0f ? 1.0f / dd : 0.0f;
-        u32 packed[2] = {0u, 0u};
-        float qs = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const int q = __float2int_rn(hv[k] * id);
-            qs += (float)q;
-            packed[k / 4] |= ((u32)(q & 0xFF)) << (8 * (k % 4));
-        }
-        qs += __shfl_xor_sync(0xffffffffu, qs, 1);
-        qs += __shfl_xor_sync(0xffffffffu, qs, 2);
-        if (on) {
-            *(uint2 *)(qa + i0) = make_uint2(packed[0], packed[1]);
-            if ((t & 3) == 0) {
-                da[i0 >> 5] = dd;
-                sa[i0 >> 5] = dd * qs;
-            }
-        }
-    }
+    store_h_q8(hv, h, qa, da, sa, i0, on);
     // No block leaves while another may still read its slots.
     cluster_sync_all();
 }
