@@ -6,7 +6,9 @@
 //! merge (+ sigmoid gate + quantization), the output projection, the next norm tail, FFN
 //! gate/up with SwiGLU (+ quantization) folded in (the segment matvec and a separate SwiGLU
 //! kernel where that does not apply), down.
-//! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead.
+//! Matrices of other types than Q4_K/Q6_K take the f32-activation kernels instead. The norm
+//! tails and the short-cache attention carry extra blocks that prefetch part of the next
+//! matvec's weights into L2 (`prefetch.rs`, `DecodeTuning::l2_prefetch`).
 
 use std::sync::Arc;
 
@@ -269,7 +271,9 @@ impl CudaSession<'_> {
             )?;
             self.mark(|| "embed_gather".into())?;
         }
-        // The first kernel after the embedding (or the host's row upload): a plain launch.
+        // L2 prefetches (DecodeTuning::l2_prefetch) beside the latency-bound launches: the
+        // Q/K/V/gate matrices beside the norm tail before them, the output projection beside
+        // the short-cache attention, FFN gate/up beside the post-attention tail.
         let pre = tune.l2_prefetch.filter(|_| q8);
         let qkvg_of = |l: usize| {
             let w = &model.weights.layers[l];
@@ -279,6 +283,7 @@ impl CudaSession<'_> {
             Some(p) => self.prefetch_args(&qkvg_of(0), p.qkvg, q8)?,
             None => None,
         };
+        // The first kernel after the embedding (or the host's row upload).
         self.norm_tail(1, None, &self.layers[0].norms[0], q8, pf)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
