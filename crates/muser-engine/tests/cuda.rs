@@ -575,6 +575,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             fold_swiglu: !tuned.fold_swiglu,
             ..tuned
         };
+        // The gate/up launch's units as one stream of columns per warp: the same bits.
+        let flip_flat = DecodeTuning {
+            gate_up_flat: !tuned.gate_up_flat,
+            ..tuned
+        };
         // L2 prefetches by extra blocks of the norm tails and the attention: the same bits.
         let flip_prefetch = DecodeTuning {
             l2_prefetch: match tuned.l2_prefetch {
@@ -594,7 +599,14 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             attn_l1_prefetch: !tuned.attn_l1_prefetch,
             ..tuned
         };
-        for other in [plain, flip_fold, flip_swiglu, flip_prefetch, flip_l1] {
+        for other in [
+            plain,
+            flip_fold,
+            flip_swiglu,
+            flip_flat,
+            flip_prefetch,
+            flip_l1,
+        ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
             println!(
@@ -659,6 +671,10 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 .filter(|(l, _, _)| l.ends_with("+ swiglu_q8"))
                 .count();
             let separate = labels.iter().filter(|(l, _, _)| l == "swiglu_q8").count();
+            let flat = labels
+                .iter()
+                .filter(|(l, _, _)| l.ends_with(" flat + swiglu_q8"))
+                .count();
             let n_layer = gpu.cfg.n_layer;
             let expect = if tuned.fold_swiglu {
                 let q4k = |m: &muser_engine::weights::Matrix| m.ty == GgmlType::Q4_K;
@@ -672,11 +688,20 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             };
             // On the Q4_K_M models it must apply to every layer.
             let q4km = name.starts_with("mid") || name.starts_with("q4km");
+            // The flat gate/up launch wherever it folds and a row has an even number of
+            // super-blocks.
+            let even = (gpu.cfg.n_embd / 256) % 2 == 0;
+            let want_flat = if tuned.gate_up_flat && even {
+                expect
+            } else {
+                0
+            };
             let ok_f = folded == expect
+                && flat == want_flat
                 && separate == n_layer - expect
                 && (!q4km || !tuned.fold_swiglu || expect == n_layer);
             println!(
-                "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers {}",
+                "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers ({flat} flat) {}",
                 gpu.cfg.n_layer,
                 if ok_f { "ok" } else { "FAIL" }
             );
@@ -857,6 +882,19 @@ fn measure(arg: Option<&str>) -> bool {
                 ("default", t, true),
                 ("attention L1 flipped", l1(!t.attn_l1_prefetch), true),
                 ("16: 30 100 6", with(16, 30, 100, 6), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The gate/up launch as one stream of columns per warp against the passes.
+        Some("flat") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let flip = |flat| DecodeTuning {
+                gate_up_flat: flat,
+                ..t
+            };
+            let v = [
+                ("gate/up passes", flip(false), false),
+                ("gate/up flat", flip(true), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

@@ -47,6 +47,12 @@ pub struct DecodeTuning {
     /// 32 rows of both matrices per block, no synchronisation between blocks; Q4_K gate and
     /// up, n_ff a multiple of 32) instead of the segment kernel and `swiglu_q8`. Same bits.
     pub fold_swiglu: bool,
+    /// With `fold_swiglu`, each warp's four 4-row units of the gate/up launch as one stream
+    /// of super-block columns (`mvq_gu_swiglu_flat`: at n_in 6656, 13 loop trips per warp
+    /// instead of 16, every lane loading in each), where a row has an even number of
+    /// super-blocks. Same bits. Measured alone on the H200 (tools/bench/mvbw, h200-n):
+    /// 40.3 → 39.1 µs per launch.
+    pub gate_up_flat: bool,
     /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
     /// are sized for that), for the per-head kernel and for the grouped one (long caches:
     /// with K staged through shared memory, two 32-row chunks per warp at 256 rows measured
@@ -195,6 +201,7 @@ impl Default for DecodeTuning {
             norm_one_sum: true,
             fold_qk: true,
             fold_swiglu: true,
+            gate_up_flat: true,
             split_rows: 128,
             split_rows_grouped: 256,
             attn_mma: Some(MmaAttn::default()),
@@ -216,6 +223,7 @@ impl DecodeTuning {
         norm_one_sum: false,
         fold_qk: false,
         fold_swiglu: false,
+        gate_up_flat: false,
         split_rows: 128,
         split_rows_grouped: 128,
         attn_mma: None,

@@ -42,6 +42,10 @@ pub(crate) const QKV_KERNEL: &str = "mvq_seg_42_lb5_qkv";
 /// rows of both matrices per block of 4 warps.
 pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 
+/// `SWIGLU_KERNEL` with each warp's four 4-row units as one stream of super-block columns
+/// (`DecodeTuning::gate_up_flat`; the same bits for an even number of super-blocks per row).
+pub(crate) const SWIGLU_FLAT_KERNEL: &str = "mvq_gu_swiglu_flat";
+
 /// Rows of the gate (and of the up) matrix per block of `SWIGLU_KERNEL`: one int8
 /// quantization block.
 const SWIGLU_ROWS: usize = 32;
@@ -248,7 +252,9 @@ impl Cuda {
     /// `h = silu(gate · x) · (up · x)` `[n_ff]` and its int8 row into `out`, the same bits as
     /// the segment kernel followed by `swiglu_q8`. `None` (nothing launched) where it does not
     /// apply: a matrix not Q4_K, `n_ff` not a multiple of 32, `n_in` not a multiple of 256.
-    /// `out` must be another buffer than `act` (blocks still read `act` while others write).
+    /// With `flat` and an even number of super-blocks per row, `SWIGLU_FLAT_KERNEL` (the same
+    /// bits); `Some(true)` says it ran. `out` must be another buffer than `act` (blocks still
+    /// read `act` while others write).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn matvec1_q8_swiglu(
         &self,
@@ -259,7 +265,8 @@ impl Cuda {
         n_ff: usize,
         h: &mut CudaViewMut<'_, f32>,
         out: &mut Q8Act,
-    ) -> Result<Option<()>> {
+        flat: bool,
+    ) -> Result<Option<bool>> {
         let applies = gate.0 == GgmlType::Q4_K
             && up.0 == GgmlType::Q4_K
             && n_ff % SWIGLU_ROWS == 0
@@ -288,10 +295,16 @@ impl Cuda {
                 out.len()
             )));
         }
+        let flat = flat && (n_in / 256) % 2 == 0;
+        let name = if flat {
+            SWIGLU_FLAT_KERNEL
+        } else {
+            SWIGLU_KERNEL
+        };
         let f = self
             .seg
-            .get(SWIGLU_KERNEL)
-            .ok_or_else(|| Error::Cuda(format!("kernel {SWIGLU_KERNEL} not loaded")))?;
+            .get(name)
+            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         let st = &self.stream;
         let (wg, _) = gate.1.device_ptr(st);
         let (wu, _) = up.1.device_ptr(st);
@@ -323,9 +336,10 @@ impl Cuda {
         // SAFETY: the weights hold n_ff rows of n_in Q4_K elements, h and the output row n_ff
         // values, the input row n_in (all checked above); block b reads rows 32b .. 32b + 31
         // and writes h and the int8 block b of those rows only; `out` is a distinct
-        // allocation from `act` (both borrowed here, one mutably).
+        // allocation from `act` (both borrowed here, one mutably). The flat kernel reads and
+        // writes the same rows.
         unsafe { launch_ex(st, f, cfg, &args, 1)? };
-        Ok(Some(()))
+        Ok(Some(flat))
     }
 
     /// Launches segment kernel `name` (with `kernel`'s work split) over `segs`, its own

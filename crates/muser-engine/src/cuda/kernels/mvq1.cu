@@ -39,8 +39,41 @@ __device__ __forceinline__ float post_op(float s, int post, float scale, float c
     return cap != 0.0f ? cap * tanhf(v / cap) : v;
 }
 
+// The int8 activations of sub-blocks 2k and 2k + 1 of a super-block (a: 2k, c: 2k + 1) and
+// their scales d and d·Σq, as a lane of q4k_rows loads them.
+struct Q4Act {
+    uint4 a0, a1, c0, c1;
+    float2 dx, sx;
+};
+
+// A lane's term of one row: its quarter (k: sh = 16 · (k & 1), upper = k >= 2) of a
+// super-block against the activations, dp4a over the nibbles, the 6-bit scales and mins
+// unpacked branch-free two bytes at a time (get_scale_min_k4 for sub-blocks 2k, 2k + 1).
+__device__ __forceinline__ float q4k_term(const uint4 &hd, const uint4 &q0, const uint4 &q1,
+                                          const Q4Act &x, int sh, bool upper) {
+    const float d = h2f((u16)(hd.x & 0xFFFF)), dmin = h2f((u16)(hd.x >> 16));
+    const u32 b0 = (hd.y >> sh) & 0xFFFF, b1 = (hd.z >> sh) & 0xFFFF;
+    const u32 b2 = (hd.w >> sh) & 0xFFFF;
+    const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
+    const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
+    const u32 q[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+    const int a[8] = {(int)x.a0.x, (int)x.a0.y, (int)x.a0.z, (int)x.a0.w,
+                      (int)x.a1.x, (int)x.a1.y, (int)x.a1.z, (int)x.a1.w};
+    const int c[8] = {(int)x.c0.x, (int)x.c0.y, (int)x.c0.z, (int)x.c0.w,
+                      (int)x.c1.x, (int)x.c1.y, (int)x.c1.z, (int)x.c1.w};
+    int i0 = 0, i1 = 0;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
+        i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
+    }
+    const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
+    const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
+    return d0 * x.dx.x * (float)i0 - m0f * x.sx.x + d1 * x.dx.y * (float)i1 - m1f * x.sx.y;
+}
+
 // Rows row0 .. row0 + RR of a Q4_K matrix, written to y[0 .. RR) (those below n_out). Lane =
-// (block slot 0..7, quarter k 0..3): the quarter's 32 quant bytes hold sub-blocks 2k (low nibbles) and 2k + 1 (high nibbles).
+// (block slot 0..7, quarter k 0..3).
 template <int RR>
 __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
                                          const float *sa, float *y, int n_in, int n_out,
@@ -65,32 +98,10 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
         }
         const int s0i = b * 8 + 2 * k;
         const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-        const float2 dx = *(const float2 *)(da + s0i);
-        const float2 sx = *(const float2 *)(sa + s0i);
+        const Q4Act x = {av[0], av[1], av[2], av[3], *(const float2 *)(da + s0i),
+                         *(const float2 *)(sa + s0i)};
 #pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
-            // get_scale_min_k4 for sub-blocks 2k, 2k + 1, two bytes at a time.
-            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
-            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
-            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
-            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-            int i0 = 0, i1 = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-            }
-            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
-        }
+        for (int r = 0; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
     }
 #pragma unroll
     for (int r = 0; r < RR; r++) {
@@ -393,6 +404,19 @@ SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)
 // 8 warps × 2 passes (16 warps per SM, 2.4 waves) measured 178.0 tok/s, 16 × 1 (16 or 32
 // warps per SM, 4.7 or 2.4 waves) 170.0-171.8 (bench/runs/2026-11-30-h200-g r1).
 #define GU_PASSES 4
+
+// silu(g) · u of the block's 32 rows (gu: 32 gate values, then 32 up values) by warp 0, into
+// h and its int8 block (quant_block32) for the down projection.
+__device__ __forceinline__ void gu_swiglu_store(const float *gu, int warp, int r0, float *h,
+                                                signed char *qo, float *dout, float *so) {
+    if (warp == 0) {
+        const int lane = threadIdx.x & 31;
+        const float r = silu_mul(gu[lane], gu[32 + lane]);
+        h[r0 + lane] = r;
+        quant_block32(r, blockIdx.x, qo, dout, so);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_gu_swiglu(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
                   const float *da, const float *sa, int n_in, signed char *qo, float *dout,
@@ -406,10 +430,69 @@ extern "C" __global__ void __launch_bounds__(128, 5)
                     1.0f, 0.0f);
     }
     __syncthreads();
-    if (warp == 0) {
-        const int lane = threadIdx.x & 31;
-        const float r = silu_mul(gu[lane], gu[32 + lane]);
-        h[r0 + lane] = r;
-        quant_block32(r, blockIdx.x, qo, dout, so);
+    gu_swiglu_store(gu, warp, r0, h, qo, dout, so);
+}
+
+// mvq_gu_swiglu with each warp's four units of 4 rows (unit i: u = 4i + warp) taken as one
+// stream of GU_PASSES · nb super-block columns, 8 per loop trip, so that a unit's last
+// columns share a trip with the next unit's first: at n_in 6656 (26 super-blocks) 13 trips
+// instead of 16, every lane loading in each (measured alone on the H200: 40.3 → 39.1 µs,
+// tools/bench/mvbw, bench/runs/2026-11-30-h200-n). Lane (slot s, quarter k) sees the
+// super-blocks of unit i that lane s - i · nb (mod 8 slots) of q4k_rows sees, in the same
+// order; for even nb that is a shift by a multiple of 8 lanes, which warp_sum's butterfly adds
+// in the same pairs, so the same bits as mvq_gu_swiglu (the host takes this for even nb
+// only). Two sets of accumulators (units of even and odd index); a unit's rows are summed
+// after the trip that holds its last column.
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                       const float *da, const float *sa, int n_in, signed char *qo,
+                       float *dout, float *so) {
+    __shared__ float gu[64];
+    const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32, lane = threadIdx.x & 31;
+    const int nb = n_in >> 8, k = lane & 3, s = lane >> 2, sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    const size_t row_bytes = (size_t)nb * 144;
+    const int total = GU_PASSES * nb;
+    float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int done = 0;
+    for (int g0 = 0; g0 < total; g0 += 8) {
+        const int g = min(g0 + s, total - 1);
+        const int i = g / nb, b = g - i * nb, u = i * 4 + warp;
+        const u8 *w = (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
+        uint4 hd[4], q0[4], q1[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const u8 *blk = w + r * row_bytes;
+            hd[r] = *(const uint4 *)blk;
+            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
+            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+        }
+        const int s0i = b * 8 + 2 * k;
+        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
+        const Q4Act x = {av[0], av[1], av[2], av[3], *(const float2 *)(da + s0i),
+                         *(const float2 *)(sa + s0i)};
+        const bool valid = g0 + s < total, odd = i & 1;
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const float t = q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
+            if (valid && !odd) acc0[r] += t;
+            if (valid && odd) acc1[r] += t;
+        }
+        // Units whose last column was in this trip: their rows are complete.
+        while (done < GU_PASSES && (done + 1) * nb <= g0 + 8) {
+            const int ud = done * 4 + warp;
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const float v = warp_sum(done & 1 ? acc1[r] : acc0[r]);
+                if (lane == 0) gu[4 * ud + r] = v;
+                if (done & 1)
+                    acc1[r] = 0.0f;
+                else
+                    acc0[r] = 0.0f;
+            }
+            done++;
+        }
     }
+    __syncthreads();
+    gu_swiglu_store(gu, warp, r0, h, qo, dout, so);
 }

@@ -216,8 +216,10 @@ impl CudaSession<'_> {
 
     /// The FFN gate and up products with SwiGLU and its quantization folded in
     /// (`Cuda::matvec1_q8_swiglu`: `g` gets SwiGLU's output, `act_ff` its int8 row), from the
-    /// int8 row in `act`; returns whether it applied (both matrices Q4_K of one shape).
-    fn gate_up_swiglu(&mut self, w: &LayerWeights) -> Result<bool> {
+    /// int8 row in `act`, as one stream of columns per warp with `flat`
+    /// (`DecodeTuning::gate_up_flat`); returns whether it applied (both matrices Q4_K of one
+    /// shape).
+    fn gate_up_swiglu(&mut self, w: &LayerWeights, flat: bool) -> Result<bool> {
         let (cuda, model) = (self.cuda, self.model);
         let (g, u) = (&w.ffn_gate, &w.ffn_up);
         if g.n_out != u.n_out || g.n_in != u.n_in {
@@ -225,24 +227,24 @@ impl CudaSession<'_> {
         }
         let wg = cuda.device_weights(&model.weights, g)?;
         let wu = cuda.device_weights(&model.weights, u)?;
-        let done = cuda
-            .matvec1_q8_swiglu(
-                (g.ty, &wg.as_view()),
-                (u.ty, &wu.as_view()),
-                &self.act,
-                g.n_in,
-                g.n_out,
-                &mut self.s.g.as_view_mut(),
-                &mut self.act_ff,
-            )?
-            .is_some();
-        if done {
+        let ran = cuda.matvec1_q8_swiglu(
+            (g.ty, &wg.as_view()),
+            (u.ty, &wu.as_view()),
+            &self.act,
+            g.n_in,
+            g.n_out,
+            &mut self.s.g.as_view_mut(),
+            &mut self.act_ff,
+            flat,
+        )?;
+        if let Some(flat) = ran {
             let bytes = g.row_bytes() * g.n_out + u.row_bytes() * u.n_out;
+            let how = if flat { " flat" } else { "" };
             super::mark(cuda, &self.prof, bytes, || {
-                format!("mv ffn_gate {} + ffn_up {} + swiglu_q8", g.ty, u.ty)
+                format!("mv ffn_gate {} + ffn_up {}{how} + swiglu_q8", g.ty, u.ty)
             })?;
         }
-        Ok(done)
+        Ok(ran.is_some())
     }
 
     /// Every kernel of one token, in order, on the session's stream (no host work, no
@@ -504,7 +506,8 @@ impl CudaSession<'_> {
             }
             // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
             // `act_ff`), else the segment kernel and swiglu_q8.
-            let swiglu_folded = tune.fold_swiglu && q8 && self.gate_up_swiglu(w)?;
+            let swiglu_folded =
+                tune.fold_swiglu && q8 && self.gate_up_swiglu(w, tune.gate_up_flat)?;
             if !swiglu_folded {
                 let s = &mut self.s;
                 project(

@@ -1,0 +1,601 @@
+// mvbw: DRAM bandwidth of the decode matvec's load patterns on the device, built there with
+// nvcc (`bash tools/bench/mvbw/run.sh OUT`). It includes the engine's own kernels
+// (common.cuh, mvq1.cu) and measures, on buffers far larger than L2 (two weight sets used in
+// turn), the FFN gate/up launch (`mvq_gu_swiglu`) against: a plain streaming read (the
+// ceiling), its load pattern without the arithmetic, and the same launch over a "tiled" Q4_K
+// layout where each warp's loop trip is one contiguous run of bytes and every load
+// instruction of the warp covers 512 contiguous bytes. It also checks that the tiled kernel
+// gives the same bits as the file-layout one.
+#ifndef MVBW_DEVICE_ONLY
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#endif
+
+#include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
+#include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
+
+#ifndef MVBW_DEVICE_ONLY
+#define CK(x)                                                                                   \
+    do {                                                                                       \
+        cudaError_t e = (x);                                                                   \
+        if (e != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));         \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+#endif
+
+__device__ __forceinline__ u32 hash32(unsigned long long i, u32 seed) {
+    u32 h = (u32)i * 2654435761u ^ (u32)(i >> 32) * 0x85ebca6bu ^ seed;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    return h;
+}
+
+// Random Q4_K blocks with small normal f16 d and dmin.
+__global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         i < n_blocks * 36; i += (unsigned long long)gridDim.x * blockDim.x) {
+        u32 v = hash32(i, seed);
+        if (i % 36 == 0) v = (0x1C00u | (v & 0x3FFu)) | ((0x1800u | ((v >> 16) & 0x3FFu)) << 16);
+        ((u32 *)w)[i] = v;
+    }
+}
+
+__global__ void fill_i8(signed char *a, float *d, float *s, int n, u32 seed) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        a[i] = (signed char)(hash32(i, seed) & 0xFF);
+        if (i % 32 == 0) {
+            d[i / 32] = 0.01f + (hash32(i, seed + 1) & 0xFF) * 1e-4f;
+            s[i / 32] = (float)((int)(hash32(i, seed + 2) & 0xFFF) - 2048) * 1e-3f;
+        }
+    }
+}
+
+// Small normal f16 values (the split layout's d array).
+__global__ void fill_d16(u16 *d, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        d[i] = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
+}
+
+// File layout → tiled layout (see q4k_rows_tiled). One thread per (row, block).
+__global__ void q4k_tile(const u8 *src, u8 *dst, int n_out, int nb) {
+    const long long n = (long long)n_out * nb;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int row = (int)(i / nb), b = (int)(i % nb);
+        const int g = row >> 2, r = row & 3, t = b >> 3, s = b & 7;
+        const int m = min(8, nb - 8 * t);
+        const u8 *blk = src + i * 144;
+        u8 *part = dst + (size_t)g * 4 * nb * 144 + (size_t)t * 4608 + (size_t)r * m * 144;
+        *(uint4 *)(part + 16 * s) = *(const uint4 *)blk;
+        for (int k = 0; k < 4; k++) {
+            const int L = 4 * s + k;
+            *(uint4 *)(part + 16 * m + 16 * L) = *(const uint4 *)(blk + 16 + 32 * k);
+            *(uint4 *)(part + 80 * m + 16 * L) = *(const uint4 *)(blk + 32 + 32 * k);
+        }
+    }
+}
+
+// q4k_rows over the tiled layout: rows 4g .. 4g + 3 (row0 = 4g), loop trip t (super-blocks
+// 8t .. 8t + 7, m of them) is one contiguous run of 4 · m · 144 bytes, row r's part at
+// r · m · 144: m headers of 16 bytes, then lane L's first and second 16 quant bytes at
+// 16m + 16L and 80m + 16L. The arithmetic is q4k_rows's, in its order.
+__device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *qa, const float *da,
+                                               const float *sa, float *y, int n_in, int n_out,
+                                               int row0) {
+    constexpr int RR = 4;
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const int k = lane & 3, s = lane >> 2;
+    const int sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    const u8 *grp = w + (size_t)(row0 >> 2) * 4 * nb * 144;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = s; b < nb; b += 8) {
+        const int t = b >> 3, m = min(8, nb - 8 * t);
+        const u8 *tile = grp + (size_t)t * 4608;
+        uint4 hd[RR], q0[RR], q1[RR];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u8 *part = tile + r * m * 144;
+            hd[r] = *(const uint4 *)(part + 16 * s);
+            q0[r] = *(const uint4 *)(part + 16 * m + 16 * lane);
+            q1[r] = *(const uint4 *)(part + 80 * m + 16 * lane);
+        }
+        const int s0i = b * 8 + 2 * k;
+        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
+        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
+        const float2 dx = *(const float2 *)(da + s0i);
+        const float2 sx = *(const float2 *)(sa + s0i);
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
+            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
+            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
+            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
+            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
+            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
+            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
+                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
+            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
+                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
+            int i0 = 0, i1 = 0;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
+                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
+            }
+            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
+            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
+            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float v = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[r] = v;
+    }
+}
+
+// mvq_gu_swiglu over the tiled layout.
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu_tiled(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                        const float *da, const float *sa, int n_in, signed char *qo,
+                        float *dout, float *so) {
+    __shared__ float gu[64];
+    const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32;
+#pragma unroll 1
+    for (int p = 0; p < GU_PASSES; p++) {
+        const int u = p * 4 + warp;
+        q4k_rows_tiled(u < 8 ? wg : wu, qa, da, sa, gu + 4 * u, n_in, n_ff, r0 + 4 * (u & 7));
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const int lane = threadIdx.x & 31;
+        const float r = silu_mul(gu[lane], gu[32 + lane]);
+        h[r0 + lane] = r;
+        quant_block32(r, blockIdx.x, qo, dout, so);
+    }
+}
+
+
+// q4k_rows<RR> with TB loop trips' weights loaded at once (TB memory round trips fewer per
+// warp, TB times the registers); the same arithmetic in the same order, so the same bits.
+template <int RR, int TB>
+__device__ __forceinline__ void q4k_rows_b(const u8 *w, const signed char *qa, const float *da,
+                                           const float *sa, float *y, int n_in, int n_out,
+                                           int row0) {
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const size_t row_bytes = (size_t)nb * 144;
+    const int k = lane & 3;
+    const int sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b0 = lane >> 2; b0 < nb; b0 += 8 * TB) {
+        uint4 hd[TB][RR], q0[TB][RR], q1[TB][RR];
+#pragma unroll
+        for (int t = 0; t < TB; t++) {
+            const int b = min(b0 + 8 * t, nb - 1);
+#pragma unroll
+            for (int r = 0; r < RR; r++) {
+                const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
+                hd[t][r] = *(const uint4 *)blk;
+                q0[t][r] = *(const uint4 *)(blk + 16 + 32 * k);
+                q1[t][r] = *(const uint4 *)(blk + 32 + 32 * k);
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < TB; t++) {
+            const int b = b0 + 8 * t;
+            if (b >= nb) break;
+            const int s0i = b * 8 + 2 * k;
+            const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
+            const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
+            const float2 dx = *(const float2 *)(da + s0i);
+            const float2 sx = *(const float2 *)(sa + s0i);
+#pragma unroll
+            for (int r = 0; r < RR; r++) {
+                const float d = h2f((u16)(hd[t][r].x & 0xFFFF)), dmin = h2f((u16)(hd[t][r].x >> 16));
+                const u32 b0w = (hd[t][r].y >> sh) & 0xFFFF, b1 = (hd[t][r].z >> sh) & 0xFFFF;
+                const u32 b2 = (hd[t][r].w >> sh) & 0xFFFF;
+                const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0w & 0xC0C0) >> 2)) : (b0w & 0x3F3F);
+                const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
+                const u32 q[8] = {q0[t][r].x, q0[t][r].y, q0[t][r].z, q0[t][r].w,
+                                  q1[t][r].x, q1[t][r].y, q1[t][r].z, q1[t][r].w};
+                const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
+                                  (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
+                const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
+                                  (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
+                int i0 = 0, i1 = 0;
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
+                    i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
+                }
+                const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
+                const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
+                acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float v = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[r] = v;
+    }
+}
+
+template <int RR, int TB, int MINB>
+__global__ void __launch_bounds__(128, MINB)
+    mvb(const u8 *w, int n_out, int n_in, const signed char *qa, const float *da, const float *sa,
+        float *y) {
+    const int row0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * RR;
+    if (row0 >= n_out) return;
+    q4k_rows_b<RR, TB>(w, qa, da, sa, y + row0, n_in, n_out, row0);
+}
+
+
+// The FFN gate/up launch (mvq_gu_swiglu's blocks and outputs) with each warp's four 4-row
+// units taken as one stream of 4 · nb super-block columns, 8 per loop trip: a unit's last
+// columns share a trip with the next unit's first (13 trips instead of 16 at n_in 6656, every
+// lane loaded in each). Two accumulator sets (units of even and odd index). Lane (slot s,
+// quarter k) no longer sees super-blocks ≡ s (mod 8) of every unit, so the row sums are
+// rounded in another order than q4k_rows's.
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                const float *da, const float *sa, int n_in, signed char *qo, float *dout,
+                float *so) {
+    __shared__ float gu[64];
+    const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32, lane = threadIdx.x & 31;
+    const int nb = n_in >> 8, k = lane & 3, s = lane >> 2, sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    const size_t row_bytes = (size_t)nb * 144;
+    const int total = GU_PASSES * nb;
+    float acc0[4] = {0.f, 0.f, 0.f, 0.f}, acc1[4] = {0.f, 0.f, 0.f, 0.f};
+    int done = 0;
+    for (int g0 = 0; g0 < total; g0 += 8) {
+        const int g = min(g0 + s, total - 1);
+        const int ui = g / nb, b = g - ui * nb;
+        const int u = ui * 4 + warp;
+        const u8 *w = (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
+        uint4 hd[4], q0[4], q1[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const u8 *blk = w + r * row_bytes;
+            hd[r] = *(const uint4 *)blk;
+            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
+            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+        }
+        const int s0i = b * 8 + 2 * k;
+        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
+        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
+        const float2 dx = *(const float2 *)(da + s0i);
+        const float2 sx = *(const float2 *)(sa + s0i);
+        const bool valid = g0 + s < total, odd = ui & 1;
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
+            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
+            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
+            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
+            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
+            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
+            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
+                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
+            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
+                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
+            int i0 = 0, i1 = 0;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
+                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
+            }
+            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
+            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
+            const float t = d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+            if (valid && !odd) acc0[r] += t;
+            if (valid && odd) acc1[r] += t;
+        }
+        // Units whose last column was in this trip: their rows are complete.
+        while (done < GU_PASSES && (done + 1) * nb <= g0 + 8) {
+            const int uu = done * 4 + warp;
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const float v = warp_sum(done & 1 ? acc1[r] : acc0[r]);
+                if (lane == 0) gu[4 * uu + r] = v;
+                if (done & 1) acc1[r] = 0.f;
+                else acc0[r] = 0.f;
+            }
+            done++;
+        }
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const float r = silu_mul(gu[lane], gu[32 + lane]);
+        h[r0 + lane] = r;
+        quant_block32(r, blockIdx.x, qo, dout, so);
+    }
+}
+
+// Loads only: q4k_rows's addresses (tiled = 0) or q4k_rows_tiled's (1), in the gate/up
+// launch's shape, XOR-folded into one word per warp.
+__global__ void __launch_bounds__(128, 5)
+    rd_gu_pattern(const u8 *wg, const u8 *wu, int n_ff, int n_in, int tiled, u32 *sink) {
+    const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32, lane = threadIdx.x & 31;
+    const int nb = n_in >> 8, k = lane & 3, s = lane >> 2;
+    u32 x = 0;
+#pragma unroll 1
+    for (int p = 0; p < GU_PASSES; p++) {
+        const int u = p * 4 + warp;
+        const u8 *w = u < 8 ? wg : wu;
+        const int row0 = r0 + 4 * (u & 7);
+        for (int b = s; b < nb; b += 8) {
+            uint4 v[12];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                if (tiled) {
+                    const int t = b >> 3, m = min(8, nb - 8 * t);
+                    const u8 *part = w + (size_t)(row0 >> 2) * 4 * nb * 144 + (size_t)t * 4608 + r * m * 144;
+                    v[3 * r] = *(const uint4 *)(part + 16 * s);
+                    v[3 * r + 1] = *(const uint4 *)(part + 16 * m + 16 * lane);
+                    v[3 * r + 2] = *(const uint4 *)(part + 80 * m + 16 * lane);
+                } else {
+                    const u8 *blk = w + (size_t)(row0 + r) * nb * 144 + (size_t)b * 144;
+                    v[3 * r] = *(const uint4 *)blk;
+                    v[3 * r + 1] = *(const uint4 *)(blk + 16 + 32 * k);
+                    v[3 * r + 2] = *(const uint4 *)(blk + 32 + 32 * k);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 12; i++) x ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+        }
+    }
+    if (x == 0x12345678u) sink[0] = x;
+}
+
+// Plain streaming read of n16 16-byte words, UNR loads in flight per thread.
+template <int UNR>
+__global__ void rd_stream(const uint4 *p, size_t n16, u32 *sink) {
+    u32 x = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + (UNR - 1) * stride < n16; i += UNR * stride) {
+        uint4 v[UNR];
+#pragma unroll
+        for (int u = 0; u < UNR; u++) v[u] = p[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < UNR; u++) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < n16; i += stride) x ^= p[i].x;
+    if (x == 0x12345678u) sink[0] = x;
+}
+
+#ifndef MVBW_DEVICE_ONLY
+template <typename F>
+static double time_us(F launch, int reps) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> v;
+    for (int w = 0; w < 4; w++) launch(w);
+    CK(cudaDeviceSynchronize());
+    for (int rep = 0; rep < 7; rep++) {
+        CK(cudaEventRecord(a));
+        for (int i = 0; i < reps; i++) launch(i);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms * 1000.0f / reps);
+    }
+    CK(cudaGetLastError());
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main() {
+    const int n_ff = 19968, n_in = 6656, nb = n_in / 256;
+    const size_t mat = (size_t)n_ff * nb * 144;  // one matrix
+    const int sets = 2;                          // weight sets used in turn (2 x 150 MB)
+    u8 *file[sets][2], *tile[sets][2];
+    for (int s = 0; s < sets; s++)
+        for (int j = 0; j < 2; j++) {
+            CK(cudaMalloc(&file[s][j], mat));
+            CK(cudaMalloc(&tile[s][j], mat));
+            fill_q4k<<<1024, 256>>>(file[s][j], mat / 144, 17 + 2 * s + j);
+            q4k_tile<<<1024, 256>>>(file[s][j], tile[s][j], n_ff, nb);
+        }
+    signed char *qa, *qo;
+    float *da, *sa, *h, *dout, *so;
+    u32 *sink;
+    CK(cudaMalloc(&qa, n_in));
+    CK(cudaMalloc(&da, n_in / 32 * 4));
+    CK(cudaMalloc(&sa, n_in / 32 * 4));
+    CK(cudaMalloc(&qo, n_ff));
+    CK(cudaMalloc(&h, n_ff * 4));
+    CK(cudaMalloc(&dout, n_ff / 32 * 4));
+    CK(cudaMalloc(&so, n_ff / 32 * 4));
+    CK(cudaMalloc(&sink, 4));
+    fill_i8<<<64, 256>>>(qa, da, sa, n_in, 5);
+    CK(cudaDeviceSynchronize());
+
+    // Same bits: file layout vs tiled.
+    std::vector<float> h1(n_ff), h2(n_ff);
+    const int grid = n_ff / 32;
+    mvq_gu_swiglu<<<grid, 128>>>(file[0][0], file[0][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    CK(cudaMemcpy(h1.data(), h, n_ff * 4, cudaMemcpyDeviceToHost));
+    mvq_gu_swiglu_tiled<<<grid, 128>>>(tile[0][0], tile[0][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    CK(cudaMemcpy(h2.data(), h, n_ff * 4, cudaMemcpyDeviceToHost));
+    int diff = 0, nan = 0;
+    for (int i = 0; i < n_ff; i++) {
+        if (memcmp(&h1[i], &h2[i], 4) != 0) diff++;
+        if (h1[i] != h1[i]) nan++;
+    }
+    printf("tiled vs file: %d of %d outputs differ in bits, %d NaN; h[0..3] = %g %g %g\n", diff,
+           n_ff, nan, h1[0], h1[1], h1[2]);
+
+    {
+        std::vector<float> h3(n_ff);
+        mvq_gu_flat<<<grid, 128>>>(file[0][0], file[0][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+        CK(cudaMemcpy(h3.data(), h, n_ff * 4, cudaMemcpyDeviceToHost));
+        double md = 0, mx = 0;
+        int nd = 0;
+        for (int i = 0; i < n_ff; i++) {
+            md = std::max(md, (double)fabsf(h3[i] - h1[i]));
+            mx = std::max(mx, (double)fabsf(h1[i]));
+            nd += memcmp(&h3[i], &h1[i], 4) != 0;
+        }
+        printf("flat vs engine: %d of %d outputs differ in bits, max |diff| %.3g of max |h| %.3g\n", nd,
+               n_ff, md, mx);
+    }
+    const double bytes = 2.0 * mat;
+    auto report = [&](const char *name, double us) {
+        printf("%-44s %8.2f us  %7.1f GB/s\n", name, us, bytes / us * 1e-3);
+    };
+    const int reps = 50;
+    report("mvq_gu_swiglu (file layout, engine)", time_us([&](int i) {
+               const int s = i % sets;
+               mvq_gu_swiglu<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+           }, reps));
+    report("mvq_gu_swiglu_tiled", time_us([&](int i) {
+               const int s = i % sets;
+               mvq_gu_swiglu_tiled<<<grid, 128>>>(tile[s][0], tile[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+           }, reps));
+    report("mvq_gu_flat (13 trips per warp)", time_us([&](int i) {
+               const int s = i % sets;
+               mvq_gu_flat<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+           }, reps));
+    report("mvq_gu_swiglu (file layout, engine) again", time_us([&](int i) {
+               const int s = i % sets;
+               mvq_gu_swiglu<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+           }, reps));
+    report("loads only, file pattern", time_us([&](int i) {
+               const int s = i % sets;
+               rd_gu_pattern<<<grid, 128>>>(file[s][0], file[s][1], n_ff, n_in, 0, sink);
+           }, reps));
+    report("loads only, tiled pattern", time_us([&](int i) {
+               const int s = i % sets;
+               rd_gu_pattern<<<grid, 128>>>(tile[s][0], tile[s][1], n_ff, n_in, 1, sink);
+           }, reps));
+    // The streaming read covers one matrix pair as one buffer: file[s][0] and [s][1] are
+    // separate allocations, so read each (half the bytes each launch, two launches).
+    for (int blocks : {132 * 4, 132 * 8, 132 * 16}) {
+        char name[64];
+        snprintf(name, sizeof name, "stream read x4, %d blocks x 256", blocks);
+        report(name, time_us([&](int i) {
+                   const int s = i % sets;
+                   rd_stream<4><<<blocks, 256>>>((const uint4 *)file[s][0], mat / 16, sink);
+                   rd_stream<4><<<blocks, 256>>>((const uint4 *)file[s][1], mat / 16, sink);
+               }, reps));
+        snprintf(name, sizeof name, "stream read x8, %d blocks x 256", blocks);
+        report(name, time_us([&](int i) {
+                   const int s = i % sets;
+                   rd_stream<8><<<blocks, 256>>>((const uint4 *)file[s][0], mat / 16, sink);
+                   rd_stream<8><<<blocks, 256>>>((const uint4 *)file[s][1], mat / 16, sink);
+               }, reps));
+    }
+
+    // Sub-wave shapes, weights rotated over enough sets to exceed L2: the output projection
+    // (6656 x 4096) and the Q/K/V/gate launch (8704 x 6656, all Q4_K here).
+    {
+        struct Shape { const char *name; int n_out, n_in, sets; };
+        for (Shape sh : {Shape{"O 6656x4096", 6656, 4096, 10}, Shape{"QKVG 8704x6656", 8704, 6656, 5}}) {
+            const int nbs = sh.n_in / 256;
+            const size_t m = (size_t)sh.n_out * nbs * 144;
+            std::vector<u8 *> ws(sh.sets);
+            for (auto &p : ws) {
+                CK(cudaMalloc(&p, m));
+                fill_q4k<<<1024, 256>>>(p, m / 144, 1234 + (u32)(&p - ws.data()));
+            }
+            signed char *qx;
+            float *dx, *sx, *yy;
+            CK(cudaMalloc(&qx, sh.n_in));
+            CK(cudaMalloc(&dx, sh.n_in / 32 * 4));
+            CK(cudaMalloc(&sx, sh.n_in / 32 * 4));
+            CK(cudaMalloc(&yy, sh.n_out * 4));
+            fill_i8<<<64, 256>>>(qx, dx, sx, sh.n_in, 9);
+            std::vector<float> ref(sh.n_out), got(sh.n_out);
+            auto check = [&](const char *name, auto kern, int rr) {
+                const int grid = (sh.n_out + 4 * rr - 1) / (4 * rr);
+                CK(cudaMemset(yy, 0, sh.n_out * 4));
+                kern<<<grid, 128>>>(ws[0], sh.n_out, sh.n_in, qx, dx, sx, yy);
+                CK(cudaMemcpy(got.data(), yy, sh.n_out * 4, cudaMemcpyDeviceToHost));
+                int diff = 0;
+                for (int i = 0; i < sh.n_out; i++) diff += memcmp(&got[i], &ref[i], 4) != 0;
+                const double t = time_us([&](int i) {
+                    kern<<<grid, 128>>>(ws[i % sh.sets], sh.n_out, sh.n_in, qx, dx, sx, yy);
+                }, 100);
+                printf("%-16s %-34s %7.2f us  %7.1f GB/s  %d of %d differ\n", sh.name, name, t,
+                       m / t * 1e-3, diff, sh.n_out);
+            };
+            {
+                const int grid = sh.n_out / 16;
+                mvq_seg_42_lb5<<<grid, 128>>>(ws[0], SEG_Q4_K, sh.n_out, yy, nullptr, 0, 0, nullptr,
+                                              1 << 30, nullptr, 0, 0, nullptr, 1 << 30, nullptr, 0,
+                                              0, nullptr, 1 << 30, qx, dx, sx, sh.n_in, 0, 1.0f, 0.0f);
+                CK(cudaMemcpy(ref.data(), yy, sh.n_out * 4, cudaMemcpyDeviceToHost));
+                const double t = time_us([&](int i) {
+                    mvq_seg_42_lb5<<<grid, 128>>>(ws[i % sh.sets], SEG_Q4_K, sh.n_out, yy, nullptr, 0,
+                                                  0, nullptr, 1 << 30, nullptr, 0, 0, nullptr,
+                                                  1 << 30, nullptr, 0, 0, nullptr, 1 << 30, qx, dx,
+                                                  sx, sh.n_in, 0, 1.0f, 0.0f);
+                }, 100);
+                printf("%-16s %-34s %7.2f us  %7.1f GB/s\n", sh.name, "mvq_seg_42_lb5 (engine)", t, m / t * 1e-3);
+            }
+            check("RR4 TB1 lb5 (= engine loop)", mvb<4, 1, 5>, 4);
+            check("RR4 TB2 lb3", mvb<4, 2, 3>, 4);
+            check("RR4 TB2 lb4", mvb<4, 2, 4>, 4);
+            check("RR2 TB2 lb6", mvb<2, 2, 6>, 2);
+            check("RR2 TB2 lb8", mvb<2, 2, 8>, 2);
+            check("RR2 TB1 lb8", mvb<2, 1, 8>, 2);
+            check("RR1 TB4 lb8", mvb<1, 4, 8>, 1);
+            check("RR1 TB2 lb12", mvb<1, 2, 12>, 1);
+            check("RR2 TB4 lb4", mvb<2, 4, 4>, 2);
+            for (auto p : ws) CK(cudaFree(p));
+        }
+    }
+    // The LM head's shape: Q6_K (split layout) 202048 x 6656 through mvq_seg_44_lb4, 1.1 GB.
+    {
+        const int n_v = 202048;
+        const size_t nbl = (size_t)n_v * nb, lm = nbl * 210;
+        u8 *w;
+        float *y;
+        CK(cudaMalloc(&w, lm));
+        CK(cudaMalloc(&y, (size_t)n_v * 4));
+        fill_q4k<<<1024, 256>>>(w, lm / 144, 99);
+        fill_d16<<<1024, 256>>>((u16 *)(w + nbl * 208), nbl);
+        const int blocks = n_v / 16;
+        const double t = time_us([&](int) {
+            mvq_seg_44_lb4<<<blocks, 128>>>(w, SEG_Q6_K_SPLIT, n_v, y, nullptr, 0, 0, nullptr,
+                                             1 << 30, nullptr, 0, 0, nullptr, 1 << 30, nullptr, 0,
+                                             0, nullptr, 1 << 30, qa, da, sa, n_in, 0, 1.0f, 0.0f);
+        }, 10);
+        printf("%-44s %8.2f us  %7.1f GB/s\n", "LM head Q6_K split, mvq_seg_44_lb4", t, lm / t * 1e-3);
+        const double t2 = time_us([&](int) {
+            rd_stream<8><<<132 * 8, 256>>>((const uint4 *)w, lm / 16, sink);
+        }, 10);
+        printf("%-44s %8.2f us  %7.1f GB/s\n", "LM head bytes, stream read x8", t2, lm / t2 * 1e-3);
+        CK(cudaFree(w));
+    }
+    // Device-to-device copy (bytes read + written), the issue's reference figure.
+    report("cudaMemcpy D2D (read+write bytes)", time_us([&](int i) {
+               const int s = i % sets;
+               CK(cudaMemcpyAsync(tile[s][0], file[s][0], mat, cudaMemcpyDeviceToDevice));
+           }, reps));
+    return 0;
+}
+#endif

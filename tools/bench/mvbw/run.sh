@@ -1,0 +1,15 @@
+#!/bin/bash
+# Builds the matvec microbenchmarks with the device's nvcc and runs them:
+#   bash tools/bench/mvbw/run.sh OUTDIR [mvbw] [chain]   (default: both)
+set -euo pipefail
+OUT=${1:-/tmp/mvbw}
+shift || true
+WHAT=${*:-mvbw chain}
+mkdir -p "$OUT"
+export PATH=$PATH:/usr/local/cuda/bin
+cd "$(dirname "$0")"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+for b in $WHAT; do
+    nvcc -O3 -std=c++17 -arch=sm_90 -o "$OUT/$b" "$b.cu" 2>&1 | tee "$OUT/$b.build.log"
+    "$OUT/$b" | tee "$OUT/$b.log"
+done
