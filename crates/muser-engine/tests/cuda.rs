@@ -589,20 +589,8 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                     qkvg: 100,
                     o_proj: 100,
                     gate_up: 100,
-                    bulk: false,
                 }),
             },
-            ..tuned
-        };
-        // The same prefetches in bulk (cp.async.bulk.prefetch.L2): the same bits.
-        let bulk_prefetch = DecodeTuning {
-            l2_prefetch: Some(L2Prefetch {
-                blocks: 16,
-                qkvg: 100,
-                o_proj: 100,
-                gate_up: 100,
-                bulk: true,
-            }),
             ..tuned
         };
         // The attention's lanes asking L1 for their rows first: the same bits.
@@ -617,7 +605,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_swiglu,
             flip_flat,
             flip_prefetch,
-            bulk_prefetch,
             flip_l1,
         ] {
             dev.set_decode_tuning(other);
@@ -637,7 +624,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                     qkvg: 100,
                     o_proj: 100,
                     gate_up: 100,
-                    bulk: false,
                 }),
                 ..tuned
             });
@@ -873,13 +859,12 @@ fn measure(arg: Option<&str>) -> bool {
         // L2 prefetches beside the latency-bound kernels against none, at the depths.
         Some("prefetch") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let with = |blocks, qkvg, o_proj, gate_up, bulk| DecodeTuning {
+            let with = |blocks, qkvg, o_proj, gate_up| DecodeTuning {
                 l2_prefetch: Some(L2Prefetch {
                     blocks,
                     qkvg,
                     o_proj,
                     gate_up,
-                    bulk,
                 }),
                 ..t
             };
@@ -896,12 +881,7 @@ fn measure(arg: Option<&str>) -> bool {
                 ("none", none, false),
                 ("default", t, true),
                 ("attention L1 flipped", l1(!t.attn_l1_prefetch), true),
-                ("16: 30 100 6", with(16, 30, 100, 6, false), true),
-                ("bulk 16: 30 60 6", with(16, 30, 60, 6, true), true),
-                ("bulk 8: 30 60 6", with(8, 30, 60, 6, true), true),
-                ("bulk 8: 50 100 10", with(8, 50, 100, 10, true), true),
-                ("bulk 16: 50 100 10", with(16, 50, 100, 10, true), true),
-                ("bulk 32: 50 100 10", with(32, 50, 100, 10, true), true),
+                ("16: 30 100 6", with(16, 30, 100, 6), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

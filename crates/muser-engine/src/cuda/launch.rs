@@ -116,7 +116,6 @@ impl Default for L2Prefetch {
             qkvg: 30,
             o_proj: 60,
             gate_up: 6,
-            bulk: false,
         }
     }
 }
@@ -135,10 +134,6 @@ pub struct L2Prefetch {
     pub o_proj: u8,
     /// Of the FFN gate and up matrices, beside the post-attention norm tail.
     pub gate_up: u8,
-    /// One `cp.async.bulk.prefetch.L2` per 16 KB instead of one `prefetch.global.L2` per
-    /// 128-byte line (sm_90): cheaper to issue, so fewer blocks might carry more. Not yet
-    /// measured on the device (off).
-    pub bulk: bool,
 }
 
 /// The default `DecodeTuning::fold_merge`: below `WideMerge`'s default `min_splits`, so a

@@ -10,36 +10,15 @@
 // token 7 % slower, 24-128 gained less or lost; the kernels' own blocks prefetching first
 // (no extra block) lost 4-10 %; so did larger fractions. A separate prefetch kernel forked
 // beside these kernels on a side stream of the graph measured 2-13 % slower.
-#define PF_ARGS                                                                                \
-    const u8 *p0, int n0, const u8 *p1, int n1, const u8 *p2, int n2, const u8 *p3, int n3,    \
-        int bulk
-#define PF_PASS p0, n0, p1, n1, p2, n2, p3, n3, bulk
+#define PF_ARGS const u8 *p0, int n0, const u8 *p1, int n1, const u8 *p2, int n2, const u8 *p3, int n3
 
-// Bytes per bulk prefetch (`bulk`): a multiple of 128.
-#define PF_BULK 16384
-
-// Block `part` of `parts` issues its share of the prefetches of the four ranges (p_i, n_i
-// bytes, whole 128-byte lines; n_i = 0: none): one `prefetch.global.L2` per line, or with
-// `bulk` (sm_90; not yet measured on the device) one `cp.async.bulk.prefetch.L2` per
-// PF_BULK bytes, which the copy engine carries out without holding the issuing thread.
+// Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
+// the four ranges (p_i, n_i bytes; n_i = 0: none).
 __device__ __forceinline__ void prefetch_ranges(PF_ARGS, int part, int parts) {
     const u8 *p[4] = {p0, p1, p2, p3};
     const int n[4] = {n0, n1, n2, n3};
 #pragma unroll
     for (int r = 0; r < 4; r++) {
-        if (bulk) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-            const int pieces = (n[r] + PF_BULK - 1) / PF_BULK;
-            for (int i = part * blockDim.x + threadIdx.x; i < pieces; i += parts * blockDim.x) {
-                const int size = min(PF_BULK, n[r] - i * PF_BULK);
-                asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(
-                                 p[r] + (size_t)i * PF_BULK),
-                             "r"(size)
-                             : "memory");
-            }
-#endif
-            continue;
-        }
         const int lines = (n[r] + 127) >> 7;
         for (int i = part * blockDim.x + threadIdx.x; i < lines; i += parts * blockDim.x)
             asm volatile("prefetch.global.L2 [%0];" ::"l"(p[r] + (size_t)i * 128));
@@ -51,7 +30,8 @@ __device__ __forceinline__ void prefetch_ranges(PF_ARGS, int part, int parts) {
         float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,  \
         float *h, signed char *qa, float *da, float *sa, int n, int mode, PF_ARGS) {           \
         if (blockIdx.x >= NC_BLOCKS) {                                                         \
-            prefetch_ranges(PF_PASS, blockIdx.x - NC_BLOCKS, gridDim.x - NC_BLOCKS);           \
+            prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - NC_BLOCKS,            \
+                            gridDim.x - NC_BLOCKS);                                            \
             return;                                                                            \
         }                                                                                      \
         norm_tail_cl<ONE>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);                \
@@ -68,7 +48,8 @@ NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)
         float *da, float *sa, unsigned *cnt, PF_ARGS) {                                        \
         if ((int)blockIdx.x >= n_head) {                                                       \
             if (blockIdx.y == 0)                                                               \
-                prefetch_ranges(PF_PASS, blockIdx.x - n_head, gridDim.x - n_head);             \
+                prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - n_head,           \
+                                gridDim.x - n_head);                                           \
             return;                                                                            \
         }                                                                                      \
         const MergeOut fin = {out, g, qa, da, sa};                                             \

@@ -24,8 +24,7 @@ fn prefix(len: usize, percent: u8) -> usize {
 impl CudaSession<'_> {
     /// The kernel arguments `(pointer, bytes)` × 4 of the first `percent` % of each of
     /// `mats` (at most four) in the layout the step's kernels read (Q6_K split for the int8
-    /// segment kernels), unused ranges empty, then whether to prefetch in bulk
-    /// (`L2Prefetch::bulk`). `None` for 0 % or no matrix.
+    /// segment kernels); unused ranges are empty. `None` for 0 % or no matrix.
     pub(super) fn prefetch_args(
         &self,
         mats: &[&Matrix],
@@ -51,8 +50,6 @@ impl CudaSession<'_> {
         while args.len() < 2 * RANGES {
             args.extend([Arg::P(0), Arg::I(0)]);
         }
-        let bulk = cuda.decode_tuning().l2_prefetch.is_some_and(|p| p.bulk);
-        args.push(Arg::I(i32::from(bulk)));
         Ok(Some(args))
     }
 }
