@@ -331,6 +331,8 @@ extern "C" __global__ void __launch_bounds__(128, 5)
     }
 }
 
+
+
 // Loads only: q4k_rows's addresses (tiled = 0) or q4k_rows_tiled's (1), in the gate/up
 // launch's shape, XOR-folded into one word per warp.
 __global__ void __launch_bounds__(128, 5)
@@ -513,7 +515,7 @@ int main() {
     // (6656 x 4096) and the Q/K/V/gate launch (8704 x 6656, all Q4_K here).
     {
         struct Shape { const char *name; int n_out, n_in, sets; };
-        for (Shape sh : {Shape{"O 6656x4096", 6656, 4096, 10}, Shape{"QKVG 8704x6656", 8704, 6656, 5}}) {
+        for (Shape sh : {Shape{"O 6656x4096", 6656, 4096, 10}, Shape{"QKVG 8704x6656", 8704, 6656, 5}, Shape{"down 6656x19968", 6656, 19968, 2}}) {
             const int nbs = sh.n_in / 256;
             const size_t m = (size_t)sh.n_out * nbs * 144;
             std::vector<u8 *> ws(sh.sets);
@@ -556,6 +558,7 @@ int main() {
                 }, 100);
                 printf("%-16s %-34s %7.2f us  %7.1f GB/s\n", sh.name, "mvq_seg_42_lb5 (engine)", t, m / t * 1e-3);
             }
+
             check("RR4 TB1 lb5 (= engine loop)", mvb<4, 1, 5>, 4);
             check("RR4 TB2 lb3", mvb<4, 2, 3>, 4);
             check("RR4 TB2 lb4", mvb<4, 2, 4>, 4);
@@ -565,6 +568,8 @@ int main() {
             check("RR1 TB4 lb8", mvb<1, 4, 8>, 1);
             check("RR1 TB2 lb12", mvb<1, 2, 12>, 1);
             check("RR2 TB4 lb4", mvb<2, 4, 4>, 2);
+            check("RR2 TB1 lb10", mvb<2, 1, 10>, 2);
+            check("RR4 TB1 lb8", mvb<4, 1, 8>, 4);
             for (auto p : ws) CK(cudaFree(p));
         }
     }

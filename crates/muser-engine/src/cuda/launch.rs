@@ -24,8 +24,8 @@ pub(crate) enum KArg {
 /// shapes of the SwiGLU fold; the sub-wave matvecs' rows staged through shared memory; the
 /// tensor-core attention with 8 warps per block; an L2 prefetch kernel on a forked graph
 /// stream; the output projection streamed through a cp.async.bulk shared-memory ring; an L1
-/// prefetch in the Q/K/V epilogue) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j and
-/// -m and removed.
+/// prefetch in the Q/K/V epilogue; the L2 prefetch issued as cp.async.bulk.prefetch.L2 per
+/// 16 KB) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m and -n and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of

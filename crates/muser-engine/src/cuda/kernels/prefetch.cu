@@ -9,7 +9,9 @@
 // time, and the launch ends with its last block: 8 extra blocks (more lines each) made the
 // token 7 % slower, 24-128 gained less or lost; the kernels' own blocks prefetching first
 // (no extra block) lost 4-10 %; so did larger fractions. A separate prefetch kernel forked
-// beside these kernels on a side stream of the graph measured 2-13 % slower.
+// beside these kernels on a side stream of the graph measured 2-13 % slower. The extra blocks
+// issuing one cp.async.bulk.prefetch.L2 per 16 KB instead measured 27 % slower at every
+// block count and fraction (193.3 → 140-141.6 tok/s, bench/runs/2026-11-30-h200-n n3).
 #define PF_ARGS const u8 *p0, int n0, const u8 *p1, int n1, const u8 *p2, int n2, const u8 *p3, int n3
 
 // Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
