@@ -92,25 +92,7 @@ __device__ __forceinline__ void q4k_rows_r(const u8 *w, const signed char *qa, c
         const float2 sx = *(const float2 *)(sa + s0i);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
-            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
-            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
-            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
-            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-            int i0 = 0, i1 = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-            }
-            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
         }
         b += 8;
         if (b < nb) load(b);
@@ -156,25 +138,7 @@ __device__ __forceinline__ void q4k_rows_w(const u8 *w, const signed char *qa, c
         const float2 sx = *(const float2 *)(sa + s0i);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
-            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
-            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
-            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
-            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-            int i0 = 0, i1 = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-            }
-            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
         }
     }
 #pragma unroll
@@ -331,25 +295,7 @@ __device__ __forceinline__ void q4k_rows_p(const u8 *w, const signed char *qa, c
         const float2 sx = *(const float2 *)(sa + s0i);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
-            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
-            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
-            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
-            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-            int i0 = 0, i1 = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-            }
-            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
         }
     };
     step(lane >> 2, p.hd, p.q0, p.q1);

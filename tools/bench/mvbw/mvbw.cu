@@ -120,25 +120,7 @@ __device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *q
         const float2 sx = *(const float2 *)(sa + s0i);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
-            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
-            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
-            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
-            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-            int i0 = 0, i1 = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-            }
-            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-            acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
         }
     }
 #pragma unroll
@@ -209,26 +191,7 @@ __device__ __forceinline__ void q4k_rows_b(const u8 *w, const signed char *qa, c
             const float2 sx = *(const float2 *)(sa + s0i);
 #pragma unroll
             for (int r = 0; r < RR; r++) {
-                const float d = h2f((u16)(hd[t][r].x & 0xFFFF)), dmin = h2f((u16)(hd[t][r].x >> 16));
-                const u32 b0w = (hd[t][r].y >> sh) & 0xFFFF, b1 = (hd[t][r].z >> sh) & 0xFFFF;
-                const u32 b2 = (hd[t][r].w >> sh) & 0xFFFF;
-                const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0w & 0xC0C0) >> 2)) : (b0w & 0x3F3F);
-                const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-                const u32 q[8] = {q0[t][r].x, q0[t][r].y, q0[t][r].z, q0[t][r].w,
-                                  q1[t][r].x, q1[t][r].y, q1[t][r].z, q1[t][r].w};
-                const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                                  (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-                const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                                  (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-                int i0 = 0, i1 = 0;
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                    i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-                }
-                const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-                const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-                acc[r] += d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
+                acc[r] += q4k_term(hd[t][r], q0[t][r], q1[t][r], {a0, a1, c0, c1, dx, sx}, sh, upper);
             }
         }
     }
@@ -247,90 +210,6 @@ __global__ void __launch_bounds__(128, MINB)
     if (row0 >= n_out) return;
     q4k_rows_b<RR, TB>(w, qa, da, sa, y + row0, n_in, n_out, row0);
 }
-
-
-// The FFN gate/up launch (mvq_gu_swiglu's blocks and outputs) with each warp's four 4-row
-// units taken as one stream of 4 · nb super-block columns, 8 per loop trip: a unit's last
-// columns share a trip with the next unit's first (13 trips instead of 16 at n_in 6656, every
-// lane loaded in each). Two accumulator sets (units of even and odd index). Lane (slot s,
-// quarter k) no longer sees super-blocks ≡ s (mod 8) of every unit, so the row sums are
-// rounded in another order than q4k_rows's.
-extern "C" __global__ void __launch_bounds__(128, 5)
-    mvq_gu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
-                const float *da, const float *sa, int n_in, signed char *qo, float *dout,
-                float *so) {
-    __shared__ float gu[64];
-    const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32, lane = threadIdx.x & 31;
-    const int nb = n_in >> 8, k = lane & 3, s = lane >> 2, sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    const size_t row_bytes = (size_t)nb * 144;
-    const int total = GU_PASSES * nb;
-    float acc0[4] = {0.f, 0.f, 0.f, 0.f}, acc1[4] = {0.f, 0.f, 0.f, 0.f};
-    int done = 0;
-    for (int g0 = 0; g0 < total; g0 += 8) {
-        const int g = min(g0 + s, total - 1);
-        const int ui = g / nb, b = g - ui * nb;
-        const int u = ui * 4 + warp;
-        const u8 *w = (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
-        uint4 hd[4], q0[4], q1[4];
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const u8 *blk = w + r * row_bytes;
-            hd[r] = *(const uint4 *)blk;
-            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
-        }
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-        const float2 dx = *(const float2 *)(da + s0i);
-        const float2 sx = *(const float2 *)(sa + s0i);
-        const bool valid = g0 + s < total, odd = ui & 1;
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const float d = h2f((u16)(hd[r].x & 0xFFFF)), dmin = h2f((u16)(hd[r].x >> 16));
-            const u32 b0 = (hd[r].y >> sh) & 0xFFFF, b1 = (hd[r].z >> sh) & 0xFFFF;
-            const u32 b2 = (hd[r].w >> sh) & 0xFFFF;
-            const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-            const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-            const u32 q[8] = {q0[r].x, q0[r].y, q0[r].z, q0[r].w, q1[r].x, q1[r].y, q1[r].z, q1[r].w};
-            const int a[8] = {(int)a0.x, (int)a0.y, (int)a0.z, (int)a0.w,
-                              (int)a1.x, (int)a1.y, (int)a1.z, (int)a1.w};
-            const int c[8] = {(int)c0.x, (int)c0.y, (int)c0.z, (int)c0.w,
-                              (int)c1.x, (int)c1.y, (int)c1.z, (int)c1.w};
-            int i0 = 0, i1 = 0;
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                i0 = __dp4a((int)(q[j] & 0x0F0F0F0Fu), a[j], i0);
-                i1 = __dp4a((int)((q[j] >> 4) & 0x0F0F0F0Fu), c[j], i1);
-            }
-            const float d0 = d * (int)(scp & 0xFF), d1 = d * (int)(scp >> 8);
-            const float m0f = dmin * (int)(mp & 0xFF), m1f = dmin * (int)(mp >> 8);
-            const float t = d0 * dx.x * (float)i0 - m0f * sx.x + d1 * dx.y * (float)i1 - m1f * sx.y;
-            if (valid && !odd) acc0[r] += t;
-            if (valid && odd) acc1[r] += t;
-        }
-        // Units whose last column was in this trip: their rows are complete.
-        while (done < GU_PASSES && (done + 1) * nb <= g0 + 8) {
-            const int uu = done * 4 + warp;
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const float v = warp_sum(done & 1 ? acc1[r] : acc0[r]);
-                if (lane == 0) gu[4 * uu + r] = v;
-                if (done & 1) acc1[r] = 0.f;
-                else acc0[r] = 0.f;
-            }
-            done++;
-        }
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const float r = silu_mul(gu[lane], gu[32 + lane]);
-        h[r0 + lane] = r;
-        quant_block32(r, blockIdx.x, qo, dout, so);
-    }
-}
-
 
 
 // Loads only: q4k_rows's addresses (tiled = 0) or q4k_rows_tiled's (1), in the gate/up
@@ -452,7 +331,7 @@ int main() {
 
     {
         std::vector<float> h3(n_ff);
-        mvq_gu_flat<<<grid, 128>>>(file[0][0], file[0][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+        mvq_gu_swiglu_flat<<<grid, 128>>>(file[0][0], file[0][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
         CK(cudaMemcpy(h3.data(), h, n_ff * 4, cudaMemcpyDeviceToHost));
         double md = 0, mx = 0;
         int nd = 0;
@@ -477,9 +356,9 @@ int main() {
                const int s = i % sets;
                mvq_gu_swiglu_tiled<<<grid, 128>>>(tile[s][0], tile[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
            }, reps));
-    report("mvq_gu_flat (13 trips per warp)", time_us([&](int i) {
+    report("mvq_gu_swiglu_flat (engine, 13 trips)", time_us([&](int i) {
                const int s = i % sets;
-               mvq_gu_flat<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+               mvq_gu_swiglu_flat<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
            }, reps));
     report("mvq_gu_swiglu (file layout, engine) again", time_us([&](int i) {
                const int s = i % sets;
