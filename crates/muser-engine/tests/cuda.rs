@@ -689,9 +689,9 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             // On the Q4_K_M models it must apply to every layer.
             let q4km = name.starts_with("mid") || name.starts_with("q4km");
             // The flat gate/up launch wherever it folds and a row has an even number of
-            // super-blocks.
-            let even = (gpu.cfg.n_embd / 256) % 2 == 0;
-            let want_flat = if tuned.gate_up_flat && even {
+            // super-blocks, at least 4 (seg.rs `flat_applies`).
+            let nb = gpu.cfg.n_embd / 256;
+            let want_flat = if tuned.gate_up_flat && nb % 2 == 0 && nb >= 4 {
                 expect
             } else {
                 0

@@ -46,6 +46,16 @@ pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 /// (`DecodeTuning::gate_up_flat`; the same bits for an even number of super-blocks per row).
 pub(crate) const SWIGLU_FLAT_KERNEL: &str = "mvq_gu_swiglu_flat";
 
+/// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits for rows of `n_in` values (a
+/// multiple of 256): an even number of super-blocks (a unit's columns then sit on lanes
+/// shifted by a multiple of 8, which the butterfly sum adds in the same pairs) and at least 4
+/// (a loop trip of 8 columns then touches at most two units, one per accumulator set, and a
+/// set is summed before the unit after next starts).
+pub(crate) fn flat_applies(n_in: usize) -> bool {
+    let nb = n_in / 256;
+    nb % 2 == 0 && nb >= 4
+}
+
 /// Rows of the gate (and of the up) matrix per block of `SWIGLU_KERNEL`: one int8
 /// quantization block.
 const SWIGLU_ROWS: usize = 32;
@@ -252,8 +262,8 @@ impl Cuda {
     /// `h = silu(gate · x) · (up · x)` `[n_ff]` and its int8 row into `out`, the same bits as
     /// the segment kernel followed by `swiglu_q8`. `None` (nothing launched) where it does not
     /// apply: a matrix not Q4_K, `n_ff` not a multiple of 32, `n_in` not a multiple of 256.
-    /// With `flat` and an even number of super-blocks per row, `SWIGLU_FLAT_KERNEL` (the same
-    /// bits); `Some(true)` says it ran. `out` must be another buffer than `act` (blocks still
+    /// With `flat` where `flat_applies`, `SWIGLU_FLAT_KERNEL` (the same bits); `Some(true)`
+    /// says it ran. `out` must be another buffer than `act` (blocks still
     /// read `act` while others write).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn matvec1_q8_swiglu(
@@ -295,7 +305,7 @@ impl Cuda {
                 out.len()
             )));
         }
-        let flat = flat && (n_in / 256) % 2 == 0;
+        let flat = flat && flat_applies(n_in);
         let name = if flat {
             SWIGLU_FLAT_KERNEL
         } else {
@@ -522,5 +532,23 @@ impl Cuda {
         // checked above).
         unsafe { b.launch(cfg) }.map_err(cuda_err("launching q6k_split"))?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::flat_applies;
+
+    #[test]
+    fn flat_gate_up_only_where_it_gives_the_same_bits() {
+        // 30B (n_embd 6656: 26 super-blocks) and the mid parity model (1024: 4) take it.
+        assert!(flat_applies(6656));
+        assert!(flat_applies(1024));
+        assert!(flat_applies(1536));
+        // Odd counts shift lanes by 4 (other butterfly pairs); 2 super-blocks put four units
+        // in one trip, more than the two accumulator sets.
+        assert!(!flat_applies(256));
+        assert!(!flat_applies(512));
+        assert!(!flat_applies(2304));
     }
 }

@@ -440,9 +440,10 @@ extern "C" __global__ void __launch_bounds__(128, 5)
 // tools/bench/mvbw, bench/runs/2026-11-30-h200-n). Lane (slot s, quarter k) sees the
 // super-blocks of unit i that lane s - i · nb (mod 8 slots) of q4k_rows sees, in the same
 // order; for even nb that is a shift by a multiple of 8 lanes, which warp_sum's butterfly adds
-// in the same pairs, so the same bits as mvq_gu_swiglu (the host takes this for even nb
-// only). Two sets of accumulators (units of even and odd index); a unit's rows are summed
-// after the trip that holds its last column.
+// in the same pairs, so the same bits as mvq_gu_swiglu. Two sets of accumulators (units of
+// even and odd index); a unit's rows are summed after the trip that holds its last column,
+// which needs nb >= 4 (a trip then touches at most two units, and a unit is summed before the
+// one after next starts). The host takes this for even nb >= 4 only (seg.rs flat_applies).
 extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
                        const float *da, const float *sa, int n_in, signed char *qo,
