@@ -468,6 +468,13 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         }
         cases.push((name, c));
     }
+    // Rows of 6 super-blocks (n_embd 1536): the flat gate/up launch with every lane shift (0,
+    // 24, 16, 8) and its tightest accumulator reuse.
+    let mut e6 = SynthConfig::preset(Preset::Tiny);
+    e6.n_vocab_text = 256;
+    e6.sliding_window = 8;
+    e6.n_embd = 1536;
+    cases.push(("q4km_e1536", e6));
     // The real head geometry on a mid-size model.
     let mut mid = SynthConfig::preset(Preset::Full30b);
     mid.n_layer = 8;

@@ -442,8 +442,9 @@ extern "C" __global__ void __launch_bounds__(128, 5)
 // order; for even nb that is a shift by a multiple of 8 lanes, which warp_sum's butterfly adds
 // in the same pairs, so the same bits as mvq_gu_swiglu. Two sets of accumulators (units of
 // even and odd index); a unit's rows are summed after the trip that holds its last column,
-// which needs nb >= 4 (a trip then touches at most two units, and a unit is summed before the
-// one after next starts). The host takes this for even nb >= 4 only (seg.rs flat_applies).
+// which needs nb >= 7 or an even nb >= 4 (a trip then touches at most two units, and a unit
+// is summed before the one after next starts; nb 5 fails). The host takes this for even
+// nb >= 4 only (seg.rs flat_applies).
 extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
                        const float *da, const float *sa, int n_in, signed char *qo,
