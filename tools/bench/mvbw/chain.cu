@@ -17,6 +17,7 @@
 
 #include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
 #include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
+#include "bench.cuh"
 
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;"); }
@@ -34,24 +35,7 @@ __device__ __forceinline__ unsigned long long gtime() {
 #define TL_WAIT(ki) if ((threadIdx.x & 31) == 0) atomicMin(&g_tl[3 * (ki) + 1], gtime())
 #define TL_END(ki) if ((threadIdx.x & 31) == 0) atomicMax(&g_tl[3 * (ki) + 2], gtime())
 
-__device__ __forceinline__ u32 hash32(unsigned long long i, u32 seed) {
-    u32 h = (u32)i * 2654435761u ^ (u32)(i >> 32) * 0x85ebca6bu ^ seed;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    return h;
-}
 
-__global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-         i < n_blocks * 36; i += (unsigned long long)gridDim.x * blockDim.x) {
-        u32 v = hash32(i, seed);
-        if (i % 36 == 0) v = (0x1C00u | (v & 0x3FFu)) | ((0x1800u | ((v >> 16) & 0x3FFu)) << 16);
-        ((u32 *)w)[i] = v;
-    }
-}
 
 // q4k_rows with its loop rotated: trip t's weights are loaded at the end of trip t - 1 (the
 // first before the loop), so the first loads can come before the PDL wait (WAIT = 1) or
@@ -77,22 +61,16 @@ __device__ __forceinline__ void q4k_rows_r(const u8 *w, const signed char *qa, c
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)bb * 144;
-            hd[r] = *(const uint4 *)blk;
-            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
         }
     };
     if (b < nb) load(b);
     if (WAIT >= 1) pdl_wait();
     while (b < nb) {
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-        const float2 dx = *(const float2 *)(da + s0i);
-        const float2 sx = *(const float2 *)(sa + s0i);
+        Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
         }
         b += 8;
         if (b < nb) load(b);
@@ -126,19 +104,13 @@ __device__ __forceinline__ void q4k_rows_w(const u8 *w, const signed char *qa, c
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            hd[r] = *(const uint4 *)blk;
-            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
         }
         if (WAIT == 3 || (WAIT == 4 && b < 8)) pdl_wait();
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-        const float2 dx = *(const float2 *)(da + s0i);
-        const float2 sx = *(const float2 *)(sa + s0i);
+        Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
         }
     }
 #pragma unroll
@@ -266,9 +238,7 @@ __device__ __forceinline__ void pre_load(Pre &p, const u8 *w, int n_in, int n_ou
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-        p.hd[r] = *(const uint4 *)blk;
-        p.q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-        p.q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+        Q4K_LOAD(blk, k, p.hd[r], p.q0[r], p.q1[r]);
     }
 }
 
@@ -288,14 +258,10 @@ __device__ __forceinline__ void q4k_rows_p(const u8 *w, const signed char *qa, c
 #pragma unroll
     for (int r = 0; r < RR; r++) acc[r] = 0.0f;
     auto step = [&](int b, const uint4 *hd, const uint4 *q0, const uint4 *q1) {
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-        const float2 dx = *(const float2 *)(da + s0i);
-        const float2 sx = *(const float2 *)(sa + s0i);
+        Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
         }
     };
     step(lane >> 2, p.hd, p.q0, p.q1);
@@ -304,9 +270,7 @@ __device__ __forceinline__ void q4k_rows_p(const u8 *w, const signed char *qa, c
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            hd[r] = *(const uint4 *)blk;
-            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
         }
         step(b, hd, q0, q1);
     }
@@ -475,14 +439,6 @@ __global__ void __launch_bounds__(MW * 32, 1) mega(MegaArgs A) {
 }
 
 #ifndef MVBW_DEVICE_ONLY
-#define CK(x)                                                                                   \
-    do {                                                                                       \
-        cudaError_t e = (x);                                                                   \
-        if (e != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));         \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 template <typename K, typename... A>
 static void launch(cudaStream_t st, bool pdl, K kern, int grid, int block, A... args) {

@@ -17,37 +17,10 @@
 
 #include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
 #include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
+#include "bench.cuh"
 
-#ifndef MVBW_DEVICE_ONLY
-#define CK(x)                                                                                   \
-    do {                                                                                       \
-        cudaError_t e = (x);                                                                   \
-        if (e != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));         \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-#endif
 
-__device__ __forceinline__ u32 hash32(unsigned long long i, u32 seed) {
-    u32 h = (u32)i * 2654435761u ^ (u32)(i >> 32) * 0x85ebca6bu ^ seed;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    return h;
-}
 
-// Random Q4_K blocks with small normal f16 d and dmin.
-__global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-         i < n_blocks * 36; i += (unsigned long long)gridDim.x * blockDim.x) {
-        u32 v = hash32(i, seed);
-        if (i % 36 == 0) v = (0x1C00u | (v & 0x3FFu)) | ((0x1800u | ((v >> 16) & 0x3FFu)) << 16);
-        ((u32 *)w)[i] = v;
-    }
-}
 
 __global__ void fill_i8(signed char *a, float *d, float *s, int n, u32 seed) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -113,14 +86,10 @@ __device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *q
             q0[r] = *(const uint4 *)(part + 16 * m + 16 * lane);
             q1[r] = *(const uint4 *)(part + 80 * m + 16 * lane);
         }
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-        const float2 dx = *(const float2 *)(da + s0i);
-        const float2 sx = *(const float2 *)(sa + s0i);
+        Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
         for (int r = 0; r < RR; r++) {
-            acc[r] += q4k_term(hd[r], q0[r], q1[r], {a0, a1, c0, c1, dx, sx}, sh, upper);
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
         }
     }
 #pragma unroll
@@ -175,23 +144,17 @@ __device__ __forceinline__ void q4k_rows_b(const u8 *w, const signed char *qa, c
 #pragma unroll
             for (int r = 0; r < RR; r++) {
                 const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-                hd[t][r] = *(const uint4 *)blk;
-                q0[t][r] = *(const uint4 *)(blk + 16 + 32 * k);
-                q1[t][r] = *(const uint4 *)(blk + 32 + 32 * k);
+                Q4K_LOAD(blk, k, hd[t][r], q0[t][r], q1[t][r]);
             }
         }
 #pragma unroll
         for (int t = 0; t < TB; t++) {
             const int b = b0 + 8 * t;
             if (b >= nb) break;
-            const int s0i = b * 8 + 2 * k;
-            const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-            const uint4 a0 = av[0], a1 = av[1], c0 = av[2], c1 = av[3];
-            const float2 dx = *(const float2 *)(da + s0i);
-            const float2 sx = *(const float2 *)(sa + s0i);
+            Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
             for (int r = 0; r < RR; r++) {
-                acc[r] += q4k_term(hd[t][r], q0[t][r], q1[t][r], {a0, a1, c0, c1, dx, sx}, sh, upper);
+                acc[r] += q4k_term(hd[t][r], q0[t][r], q1[t][r], x, sh, upper);
             }
         }
     }

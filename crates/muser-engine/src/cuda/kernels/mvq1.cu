@@ -46,6 +46,23 @@ struct Q4Act {
     float2 dx, sx;
 };
 
+// Lane quarter k's part of the Q4_K super-block at blk (the 16-byte header: d, dmin, scales;
+// the quarter's 32 quant bytes: sub-blocks 2k in the low nibbles, 2k + 1 in the high) into
+// hd, q0, q1; and the activations of super-block b for quarter k into the Q4Act x. Macros, so
+// that each loop keeps its own instruction order (as inline functions they moved address
+// arithmetic in q4k_rows's PTX).
+#define Q4K_LOAD(blk, k, hd, q0, q1)                                                           \
+    do {                                                                                       \
+        hd = *(const uint4 *)(blk);                                                            \
+        q0 = *(const uint4 *)((blk) + 16 + 32 * (k));                                          \
+        q1 = *(const uint4 *)((blk) + 32 + 32 * (k));                                          \
+    } while (0)
+#define Q4K_ACT(x, qa, da, sa, b, k)                                                           \
+    const int x##_s0i = (b) * 8 + 2 * (k);                                                     \
+    const uint4 *x##_av = (const uint4 *)((qa) + (size_t)x##_s0i * 32);                        \
+    const Q4Act x = {x##_av[0], x##_av[1], x##_av[2], x##_av[3],                               \
+                     *(const float2 *)((da) + x##_s0i), *(const float2 *)((sa) + x##_s0i)}
+
 // A lane's term of one row: its quarter (k: sh = 16 · (k & 1), upper = k >= 2) of a
 // super-block against the activations, dp4a over the nibbles, the 6-bit scales and mins
 // unpacked branch-free two bytes at a time (get_scale_min_k4 for sub-blocks 2k, 2k + 1).
@@ -92,14 +109,9 @@ __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, con
 #pragma unroll
         for (int r = 0; r < RR; r++) {
             const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            hd[r] = *(const uint4 *)blk;
-            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
+            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
         }
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const Q4Act x = {av[0], av[1], av[2], av[3], *(const float2 *)(da + s0i),
-                         *(const float2 *)(sa + s0i)};
+        Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
         for (int r = 0; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
     }
@@ -463,16 +475,8 @@ extern "C" __global__ void __launch_bounds__(128, 5)
         const u8 *w = (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
         uint4 hd[4], q0[4], q1[4];
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const u8 *blk = w + r * row_bytes;
-            hd[r] = *(const uint4 *)blk;
-            q0[r] = *(const uint4 *)(blk + 16 + 32 * k);
-            q1[r] = *(const uint4 *)(blk + 32 + 32 * k);
-        }
-        const int s0i = b * 8 + 2 * k;
-        const uint4 *av = (const uint4 *)(qa + (size_t)s0i * 32);
-        const Q4Act x = {av[0], av[1], av[2], av[3], *(const float2 *)(da + s0i),
-                         *(const float2 *)(sa + s0i)};
+        for (int r = 0; r < 4; r++) Q4K_LOAD(w + r * row_bytes, k, hd[r], q0[r], q1[r]);
+        Q4K_ACT(x, qa, da, sa, b, k);
         const bool valid = g0 + s < total, odd = i & 1;
 #pragma unroll
         for (int r = 0; r < 4; r++) {
