@@ -21,6 +21,19 @@ __global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
     }
 }
 
+// q4k_rows's per-lane constants (lane, super-blocks per row nb, row bytes, quarter k, its
+// scale shift and half) and RR zeroed accumulators, for the benchmarks' variants of its loop
+// (inside a function with an `n_in` parameter).
+#define Q4K_LANE(RR)                                                                           \
+    const int lane = threadIdx.x & 31;                                                         \
+    const int nb = n_in >> 8;                                                                  \
+    const size_t row_bytes = (size_t)nb * 144;                                                 \
+    const int k = lane & 3;                                                                    \
+    const int sh = 16 * (k & 1);                                                               \
+    const bool upper = k >= 2;                                                                 \
+    float acc[RR];                                                                             \
+    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f
+
 #ifndef MVBW_DEVICE_ONLY
 #define CK(x)                                                                                   \
     do {                                                                                       \

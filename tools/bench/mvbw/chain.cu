@@ -46,15 +46,7 @@ __device__ __forceinline__ void q4k_rows_r(const u8 *w, const signed char *qa, c
                                            const float *sa, float *y, int n_in, int n_out,
                                            int row0) {
     constexpr int RR = 4;
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const size_t row_bytes = (size_t)nb * 144;
-    const int k = lane & 3;
-    const int sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    Q4K_LANE(RR);
     uint4 hd[RR], q0[RR], q1[RR];
     int b = lane >> 2;
     auto load = [&](int bb) {
@@ -90,15 +82,7 @@ __device__ __forceinline__ void q4k_rows_w(const u8 *w, const signed char *qa, c
                                            const float *sa, float *y, int n_in, int n_out,
                                            int row0) {
     constexpr int RR = 4;
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const size_t row_bytes = (size_t)nb * 144;
-    const int k = lane & 3;
-    const int sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    Q4K_LANE(RR);
     for (int b = lane >> 2; b < nb; b += 8) {
         uint4 hd[RR], q0[RR], q1[RR];
 #pragma unroll
@@ -248,15 +232,7 @@ __device__ __forceinline__ void q4k_rows_p(const u8 *w, const signed char *qa, c
                                            const float *sa, float *y, int n_in, int n_out,
                                            int row0, const Pre &p) {
     constexpr int RR = 4;
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const size_t row_bytes = (size_t)nb * 144;
-    const int k = lane & 3;
-    const int sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    Q4K_LANE(RR);
     auto step = [&](int b, const uint4 *hd, const uint4 *q0, const uint4 *q1) {
         Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll

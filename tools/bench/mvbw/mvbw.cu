@@ -127,15 +127,7 @@ template <int RR, int TB>
 __device__ __forceinline__ void q4k_rows_b(const u8 *w, const signed char *qa, const float *da,
                                            const float *sa, float *y, int n_in, int n_out,
                                            int row0) {
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const size_t row_bytes = (size_t)nb * 144;
-    const int k = lane & 3;
-    const int sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    Q4K_LANE(RR);
     for (int b0 = lane >> 2; b0 < nb; b0 += 8 * TB) {
         uint4 hd[TB][RR], q0[TB][RR], q1[TB][RR];
 #pragma unroll
