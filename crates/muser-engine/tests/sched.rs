@@ -653,6 +653,21 @@ struct Failing {
     opened: Arc<std::sync::atomic::AtomicUsize>,
 }
 
+/// The test sequences' size queries, answered by the wrapped host sequence.
+macro_rules! delegate_sizes {
+    () => {
+        fn len(&self) -> usize {
+            self.inner.len()
+        }
+        fn capacity(&self) -> usize {
+            self.inner.capacity()
+        }
+        fn kv_bytes(&self) -> usize {
+            self.inner.kv_bytes()
+        }
+    };
+}
+
 struct FailingSeq<'a> {
     inner: HostSequence<'a>,
     feeds: usize,
@@ -667,17 +682,9 @@ impl Sequence for FailingSeq<'_> {
         }
         self.inner.feed(tokens)
     }
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-    fn capacity(&self) -> usize {
-        self.inner.capacity()
-    }
+    delegate_sizes!();
     fn reset(&mut self) -> muser_engine::Result<()> {
         self.inner.reset()
-    }
-    fn kv_bytes(&self) -> usize {
-        self.inner.kv_bytes()
     }
 }
 
@@ -792,18 +799,10 @@ impl Sequence for DeferredSeq<'_> {
         assert!(self.pending.is_none(), "feed while a step is started");
         self.inner.feed(tokens)
     }
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-    fn capacity(&self) -> usize {
-        self.inner.capacity()
-    }
+    delegate_sizes!();
     fn reset(&mut self) -> muser_engine::Result<()> {
         self.pending = None;
         self.inner.reset()
-    }
-    fn kv_bytes(&self) -> usize {
-        self.inner.kv_bytes()
     }
     fn start_step(&mut self, token: u32) -> muser_engine::Result<bool> {
         assert!(self.pending.replace(token).is_none(), "two steps started");
