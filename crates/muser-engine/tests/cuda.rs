@@ -606,6 +606,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             attn_l1_prefetch: !tuned.attn_l1_prefetch,
             ..tuned
         };
+        // One-matrix launches without the segment dispatch: the same bits.
+        let flip_one = DecodeTuning {
+            one_matrix: !tuned.one_matrix,
+            ..tuned
+        };
         for other in [
             plain,
             flip_fold,
@@ -613,6 +618,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_flat,
             flip_prefetch,
             flip_l1,
+            flip_one,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -732,6 +738,35 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if ok_f { "ok" } else { "FAIL" }
             );
             tally(ok_f, &mut pass, &mut fail);
+        }
+        // Where the one-matrix kernels apply (the int8 path; Q4_K output projections, Q4_K or
+        // Q6_K down projections), the profile's labels say so: on the Q4_K_M models, both
+        // launches of every layer.
+        {
+            dev.set_decode_tuning(tuned);
+            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let labels = s2.profile_step(tokens[0]).unwrap();
+            let one = labels
+                .iter()
+                .filter(|(l, _, _)| l.ends_with("(one)"))
+                .count();
+            let n_layer = gpu.cfg.n_layer;
+            let q4km = name.starts_with("mid") || name.starts_with("q4km");
+            let c = &gpu.cfg;
+            let int8 = c.n_embd % 256 == 0
+                && c.q_dim() % 256 == 0
+                && c.n_ff % 256 == 0
+                && c.head_dim % 32 == 0;
+            let ok_o = if tuned.one_matrix && q4km && int8 {
+                one == 2 * n_layer
+            } else {
+                one <= 2 * n_layer
+            };
+            println!(
+                "model {name:20} one-matrix launches: {one} for {n_layer} layers {}",
+                if ok_o { "ok" } else { "FAIL" }
+            );
+            tally(ok_o, &mut pass, &mut fail);
         }
         // The options that change a summation order (the cluster norm tail, its one-exchange
         // post-norm), each flipped: held to the oracle's bar.
@@ -902,6 +937,19 @@ fn measure(arg: Option<&str>) -> bool {
             let v = [
                 ("gate/up passes", flip(false), false),
                 ("gate/up flat", flip(true), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // One-matrix launches against the segment kernel (same bits at depth 0).
+        Some("one") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let flip = |one| DecodeTuning {
+                one_matrix: one,
+                ..t
+            };
+            let v = [
+                ("segment kernel", flip(false), false),
+                ("one-matrix kernels", flip(true), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

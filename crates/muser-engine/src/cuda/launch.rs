@@ -105,6 +105,10 @@ pub struct DecodeTuning {
     /// 190.5-190.8 → 192.0-192.8. The same for the Q/K/V launch's epilogue (its norm weights
     /// and RoPE values) measured 0.5-1 tok/s slower and was removed.
     pub attn_l1_prefetch: bool,
+    /// Launches of one matrix (the output projection, the FFN down projection) through the
+    /// one-matrix kernels (`mvq_one_q4k_lb5`, `mvq_one_q6ks_lb4`: the segment kernels' loops
+    /// without the segment dispatch) instead of the segment kernel. Same bits.
+    pub one_matrix: bool,
 }
 
 impl Default for L2Prefetch {
@@ -211,6 +215,7 @@ impl Default for DecodeTuning {
             span_graphs: true,
             l2_prefetch: Some(L2Prefetch::default()),
             attn_l1_prefetch: true,
+            one_matrix: true,
         }
     }
 }
@@ -233,6 +238,7 @@ impl DecodeTuning {
         span_graphs: false,
         l2_prefetch: None,
         attn_l1_prefetch: false,
+        one_matrix: false,
     };
 }
 

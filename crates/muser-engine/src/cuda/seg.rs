@@ -46,6 +46,13 @@ pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 /// (`DecodeTuning::gate_up_flat`; the same bits for an even number of super-blocks per row).
 pub(crate) const SWIGLU_FLAT_KERNEL: &str = "mvq_gu_swiglu_flat";
 
+/// The one-matrix kernels (`DecodeTuning::one_matrix`): a Q4_K matrix with
+/// `mvq_seg_42_lb5`'s work split, a split Q6_K one with `mvq_seg_44_lb4`'s.
+pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
+    ("mvq_seg_42_lb5", "mvq_one_q4k_lb5"),
+    ("mvq_seg_44_lb4", "mvq_one_q6ks_lb4"),
+];
+
 /// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits for rows of `n_in` values (a
 /// multiple of 256): an even number of super-blocks (a unit's columns then sit on lanes
 /// shifted by a multiple of 8, which the butterfly sum adds in the same pairs) and at least 4
@@ -204,6 +211,67 @@ impl Cuda {
         let tail = [KArg::I(post_on), KArg::F(scale), KArg::F(cap)];
         // SAFETY: the tail is the plain segment kernel's (post, scale, cap).
         unsafe { self.seg_launch(kernel, kernel.name, segs, act, n_in, &tail, 1) }
+    }
+
+    /// One product through its one-matrix kernel (`ONE_KERNELS`: the same bits as `kernel`,
+    /// without the segment dispatch): `None` (nothing launched) where none matches `kernel`
+    /// and the matrix's type (Q4_K with `mvq_seg_42_lb5`, split Q6_K with `mvq_seg_44_lb4`).
+    pub(crate) fn matvec1_one(
+        &self,
+        kernel: SegKernel,
+        seg: &mut Seg<'_>,
+        act: &Q8Act,
+        n_in: usize,
+    ) -> Result<Option<()>> {
+        let name = match (seg.ty, seg.split, kernel.name) {
+            (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => ONE_KERNELS[0].1,
+            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
+            _ => return Ok(None),
+        };
+        let bytes = seg
+            .ty
+            .bytes_for((seg.n_out * n_in) as u64)
+            .unwrap_or(u64::MAX);
+        if n_in % 256 != 0
+            || act.len() < n_in
+            || (seg.w.len() as u64) < bytes
+            || seg.y.len() < seg.n_out
+        {
+            return Err(Error::Cuda(format!(
+                "one-matrix matvec: {} weight bytes / {} outputs / {} activations for {} x {n_in} {}",
+                seg.w.len(),
+                seg.y.len(),
+                act.len(),
+                seg.n_out,
+                seg.ty
+            )));
+        }
+        let st = &self.stream;
+        let (w, _) = seg.w.device_ptr(st);
+        let (y, _) = seg.y.device_ptr_mut(st);
+        let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
+        let (qa, _) = act.qa.device_ptr(st);
+        let (da, _) = act.da.device_ptr(st);
+        let (sa, _) = act.sa.device_ptr(st);
+        args.extend([KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]);
+        let cfg = LaunchConfig {
+            grid_dim: (
+                seg.n_out.div_ceil(kernel.rows_per_block(seg.ty)) as u32,
+                1,
+                1,
+            ),
+            block_dim: (32 * kernel.warps as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self
+            .seg
+            .get(name)
+            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
+        // SAFETY: the weights hold n_out rows of n_in elements (Q4_K, or Q6_K in the split
+        // layout), the output n_out values and the activations n_in (checked above); each warp
+        // reads and writes its own 4 rows.
+        unsafe { launch_ex(st, f, cfg, &args, 1)? };
+        Ok(Some(()))
     }
 
     /// The Q, K, V and gate products (`segs`, in that order) through `QKV_KERNEL`, with

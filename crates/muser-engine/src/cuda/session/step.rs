@@ -106,13 +106,20 @@ fn project(
             Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f)? }.is_some(),
             None => false,
         };
-        if !folded {
+        // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
+        let one = !folded
+            && post.is_none()
+            && cuda.decode_tuning().one_matrix
+            && segs.len() == 1
+            && cuda.matvec1_one(kern, &mut segs[0], act, n_in)?.is_some();
+        if !folded && !one {
             cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
         }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || {
             let fold = if folded { " + qk_norm_rope_store" } else { "" };
-            format!("mv {}{fold}", label.join(" + "))
+            let one = if one { " (one)" } else { "" };
+            format!("mv {}{fold}{one}", label.join(" + "))
         })?;
         return Ok(folded);
     }
