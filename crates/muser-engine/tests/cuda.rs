@@ -611,11 +611,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             one_matrix: !tuned.one_matrix,
             ..tuned
         };
-        // The Q/K/V/gate launch with its types fixed at compile time: the same bits.
-        let flip_typed = DecodeTuning {
-            qkv_typed: !tuned.qkv_typed,
-            ..tuned
-        };
         for other in [
             plain,
             flip_fold,
@@ -624,7 +619,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_prefetch,
             flip_l1,
             flip_one,
-            flip_typed,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -734,18 +728,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             let labels = s2.profile_step(tokens[0]).unwrap();
             let folded = labels
                 .iter()
-                .filter(|(l, _, _)| l.contains("+ qk_norm_rope_store"))
-                .count();
-            let typed = labels
-                .iter()
-                .filter(|(l, _, _)| l.ends_with("+ qk_norm_rope_store (typed)"))
+                .filter(|(l, _, _)| l.ends_with("+ qk_norm_rope_store"))
                 .count();
             let must = tuned.fold_qk && name.starts_with("mid") && dev.compute_capability.0 >= 9;
-            // The mid model is Q4_K_M: a Q4_K gate and a Q4_K or Q6_K V on every layer.
-            let ok_f =
-                !must || (folded == gpu.cfg.n_layer && (!tuned.qkv_typed || typed == folded));
+            let ok_f = !must || folded == gpu.cfg.n_layer;
             println!(
-                "model {name:20} QK-norm folded into the Q/K/V/gate launch in {folded} of {} layers ({typed} typed) {}",
+                "model {name:20} QK-norm folded into the Q/K/V/gate launch in {folded} of {} layers {}",
                 gpu.cfg.n_layer,
                 if ok_f { "ok" } else { "FAIL" }
             );
@@ -962,19 +950,6 @@ fn measure(arg: Option<&str>) -> bool {
             let v = [
                 ("segment kernel", flip(false), false),
                 ("one-matrix kernels", flip(true), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
-        }),
-        // The Q/K/V/gate launch with its types fixed against the run-time dispatch.
-        Some("typed") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let flip = |typed| DecodeTuning {
-                qkv_typed: typed,
-                ..t
-            };
-            let v = [
-                ("Q/K/V/gate dispatch", flip(false), false),
-                ("Q/K/V/gate typed", flip(true), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

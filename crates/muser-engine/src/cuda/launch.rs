@@ -109,10 +109,6 @@ pub struct DecodeTuning {
     /// one-matrix kernels (`mvq_one_q4k_lb5`, `mvq_one_q6ks_lb4`: the segment kernels' loops
     /// without the segment dispatch) instead of the segment kernel. Same bits.
     pub one_matrix: bool,
-    /// The Q/K/V/gate launch with the V and gate types fixed at compile time
-    /// (`mvq_qkv_v4`, `mvq_qkv_v6s`: Q4_K gate, V Q4_K or split Q6_K) where they match, instead
-    /// of `mvq_seg_42_lb5_qkv`'s run-time dispatch. Same bits.
-    pub qkv_typed: bool,
 }
 
 impl Default for L2Prefetch {
@@ -220,7 +216,6 @@ impl Default for DecodeTuning {
             l2_prefetch: Some(L2Prefetch::default()),
             attn_l1_prefetch: true,
             one_matrix: true,
-            qkv_typed: true,
         }
     }
 }
@@ -244,7 +239,6 @@ impl DecodeTuning {
         l2_prefetch: None,
         attn_l1_prefetch: false,
         one_matrix: false,
-        qkv_typed: false,
     };
 }
 

@@ -62,7 +62,7 @@ mod upload;
 pub use launch::{DecodeTuning, L2Prefetch, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
-use seg::{ONE_KERNELS, QKV_KERNEL, QKV_TYPED, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL};
+use seg::{ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL};
 pub use session::{
     AttnChoice, AttnKernel, AttnShape, CudaSession, Omit, PREFILL_CHUNK, PREFILL_MIN_BATCH,
 };
@@ -231,7 +231,6 @@ impl Cuda {
             .map(|k| k.name)
             .chain(["q6k_split", QKV_KERNEL, SWIGLU_KERNEL, SWIGLU_FLAT_KERNEL])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
-            .chain(QKV_TYPED.iter().map(|k| k.1))
         {
             seg.insert(
                 name,

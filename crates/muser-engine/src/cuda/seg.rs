@@ -38,13 +38,6 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
 /// `mvq_seg_42_lb5` with QK-norm, RoPE and the KV store as a cluster epilogue (`seg_qkv`).
 pub(crate) const QKV_KERNEL: &str = "mvq_seg_42_lb5_qkv";
 
-/// `QKV_KERNEL` with the V and gate types fixed at compile time (`DecodeTuning::qkv_typed`):
-/// Q4_K gate, V Q4_K or split Q6_K (the Q4_K_M files' two layer kinds). Same bits.
-pub(crate) const QKV_TYPED: [(GgmlType, &str); 2] = [
-    (GgmlType::Q4_K, "mvq_qkv_v4"),
-    (GgmlType::Q6_K, "mvq_qkv_v6s"),
-];
-
 /// The FFN gate/up launch with SwiGLU and its int8 quantization folded in (`mvq1.cu`): 32
 /// rows of both matrices per block of 4 warps.
 pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
@@ -286,7 +279,7 @@ impl Cuda {
     /// that kernel does not apply: before sm_90, another segment kernel than
     /// `mvq_seg_42_lb5`, Q or K not Q4_K, a head that is not 2-8 blocks, or a segment that is
     /// not whole clusters. `fold`: the norm weights, head size, eps, RoPE and cache arguments
-    /// of `qk_norm_rope_store` (device addresses). Returns the kernel launched.
+    /// of `qk_norm_rope_store` (device addresses).
     ///
     /// # Safety
     /// `fold`'s addresses must be live buffers as `QkvFold` describes, for a KV cache of
@@ -298,7 +291,7 @@ impl Cuda {
         act: &Q8Act,
         n_in: usize,
         fold: &QkvFold,
-    ) -> Result<Option<&'static str>> {
+    ) -> Result<Option<()>> {
         let rb = kernel.rows_per_block(GgmlType::Q4_K);
         let cluster = fold.head_dim / rb;
         let ok = self.compute_capability.0 >= 9
@@ -326,21 +319,10 @@ impl Cuda {
             KArg::P(fold.vc),
             KArg::P(fold.slot),
         ];
-        // The typed kernel where the tuning asks for it and the types match.
-        let typed = QKV_TYPED
-            .iter()
-            .find(|(v, _)| segs[2].ty == *v && segs[3].ty == GgmlType::Q4_K)
-            .map(|&(_, name)| name)
-            .filter(|_| {
-                self.decode_tuning().qkv_typed && segs[2].split == (segs[2].ty == GgmlType::Q6_K)
-            });
-        let name = typed.unwrap_or(QKV_KERNEL);
-        // SAFETY: the tail is seg_qkv's (the typed kernels take the same parameters); the
-        // caller's contract (`QkvFold`) covers its addresses; every segment's blocks are whole
-        // clusters of one head (checked above); a typed kernel's V and gate types are the
-        // segments' (checked above).
-        unsafe { self.seg_launch(kernel, name, segs, act, n_in, &tail, cluster as u32)? };
-        Ok(Some(name))
+        // SAFETY: the tail is seg_qkv's; the caller's contract (`QkvFold`) covers its
+        // addresses; every segment's blocks are whole clusters of one head (checked above).
+        unsafe { self.seg_launch(kernel, QKV_KERNEL, segs, act, n_in, &tail, cluster as u32)? };
+        Ok(Some(()))
     }
 
     /// The FFN gate and up products (Q4_K `gate`, `up`: `[n_ff, n_in]` over the int8 row

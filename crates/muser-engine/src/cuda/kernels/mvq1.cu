@@ -307,26 +307,6 @@ __device__ __forceinline__ void seg_rows(int type, const u8 *w, const signed cha
         q6k_rows<RR6>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
 }
 
-// seg_rows with the segment's type T fixed at compile time (T < 0: `type`, at run time).
-template <int T, int RR4, int RR6>
-__device__ __forceinline__ void seg_rows_t(int type, const u8 *w, const signed char *qa,
-                                           const float *da, const float *sa, float *y, int n_in,
-                                           int n_out, int blk, int post, float scale, float cap) {
-    if (T < 0) {
-        seg_rows<RR4, RR6>(type, w, qa, da, sa, y, n_in, n_out, blk, post, scale, cap);
-        return;
-    }
-    const int warp = blk * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    const int row0 = warp * (T == SEG_Q4_K ? RR4 : RR6);
-    if (row0 >= n_out) return;
-    if (T == SEG_Q4_K)
-        q4k_rows<RR4>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
-    else if (T == SEG_Q6_K_SPLIT)
-        q6ks_rows<RR6>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
-    else
-        q6k_rows<RR6>(w, qa, da, sa, y + row0, n_in, n_out, row0, post, scale, cap);
-}
-
 // Up to four matrices (segment i: weights wi, type ti, ni rows, output yi, its blocks
 // starting at block bi; unused segments have ni = 0) over one int8 activation row.
 #define SEG_ARGS                                                                               \
@@ -391,20 +371,19 @@ extern "C" __global__ void __launch_bounds__(128, 4)
 // into cache row *slot_p. V blocks write their rows' f16 copy there too. The second barrier
 // keeps every block's shared rows alive until the cluster has read them. The host launches
 // this only when every segment's blocks are whole clusters. Same bits as the separate kernel.
-// VT, GT: the V and gate segments' types fixed at compile time (-1: read at run time).
-template <int RR4, int RR6, int VT, int GT>
+template <int RR4, int RR6>
 __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *kw, int hd,
                                         float eps, const float *cs, int rope, u16 *kc,
                                         u16 *vc, const int *slot_p) {
     __shared__ float vals[4 * RR4];
     const int b = blockIdx.x;
     if (b >= b3) {
-        seg_rows_t<GT, RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, 0, 1.0f, 0.0f);
+        seg_rows<RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, 0, 1.0f, 0.0f);
         return;
     }
     const size_t row = (size_t)(*slot_p) * n1;
     if (b >= b2) {
-        seg_rows_t<VT, RR4, RR6>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, 0, 1.0f, 0.0f);
+        seg_rows<RR4, RR6>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, 0, 1.0f, 0.0f);
         __syncthreads();
         const int rpb = (t2 == SEG_Q4_K ? RR4 : RR6) * (int)(blockDim.x >> 5);
         const int r0 = (b - b2) * rpb;
@@ -435,19 +414,15 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
     }
 }
 
-#define SEG_QKV_ENTRY(NAME, RR4, RR6, MINB, VT, GT)                                            \
+#define SEG_QKV_ENTRY(NAME, RR4, RR6, MINB)                                                    \
     extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
         NAME(SEG_ARGS, const float *qw, const float *kw, int hd, float eps, const float *cs,   \
              int rope, u16 *kc, u16 *vc, const int *slot_p) {                                  \
-        seg_qkv<RR4, RR6, VT, GT>(w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3,  \
-                                  t3, n3, y3, b3, qa, da, sa, n_in, qw, kw, hd, eps, cs, rope, \
-                                  kc, vc, slot_p);                                             \
+        seg_qkv<RR4, RR6>(w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3, t3, n3,  \
+                          y3, b3, qa, da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc,         \
+                          slot_p);                                                             \
     }
-SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5, -1, -1)
-// The Q4_K_M files' two layer kinds with the types fixed (DecodeTuning::qkv_typed): Q4_K gate,
-// V Q4_K or Q6_K (split layout). The same rows and loops, so the same bits.
-SEG_QKV_ENTRY(mvq_qkv_v4, 4, 2, 5, SEG_Q4_K, SEG_Q4_K)
-SEG_QKV_ENTRY(mvq_qkv_v6s, 4, 2, 5, SEG_Q6_K_SPLIT, SEG_Q4_K)
+SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)
 
 // The FFN gate and up projections (both Q4_K) with SwiGLU and its int8 quantization folded
 // in, without any synchronisation between blocks: block b computes the same 32 rows

@@ -16,7 +16,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
 use super::{elems, kernel, one_block, splits_of, CudaSession};
 use crate::cuda::launch::{launch_ex, KArg as Arg};
-use crate::cuda::seg::{QkvFold, QKV_KERNEL, SEG_TYPES};
+use crate::cuda::seg::{QkvFold, SEG_TYPES};
 use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
 use crate::model::Glimmer;
@@ -101,12 +101,11 @@ fn project(
                 n_out: m.n_out,
             })
             .collect();
-        let qkv = match fold {
+        let folded = match fold {
             // SAFETY: the caller's contract on `fold`.
-            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f)? },
-            None => None,
+            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f)? }.is_some(),
+            None => false,
         };
-        let folded = qkv.is_some();
         // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
         let one = !folded
             && post.is_none()
@@ -118,11 +117,7 @@ fn project(
         }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || {
-            let fold = match qkv {
-                Some(QKV_KERNEL) => " + qk_norm_rope_store",
-                Some(_) => " + qk_norm_rope_store (typed)",
-                None => "",
-            };
+            let fold = if folded { " + qk_norm_rope_store" } else { "" };
             let one = if one { " (one)" } else { "" };
             format!("mv {}{fold}{one}", label.join(" + "))
         })?;
