@@ -1,0 +1,122 @@
+// q6k: the split-Q6_K matvec's work split for the FFN down projection (6656 x 19968, 109 MB)
+// and the LM head (202048 x 6656, 1.1 GB). The engine's mvq_one_q6ks_lb4 (4 rows per warp,
+// 128 registers, 416 blocks: 12.6 warps per SM, one partial wave) reads the down projection at
+// ~3.4 TB/s where the Q4_K gate/up launch reaches 3.8. Variants with 2 rows per warp and
+// more blocks per SM (the same per-row arithmetic, so the same bits), interleaved with the
+// engine's kernel on weights beyond L2.
+//   bash tools/bench/mvbw/run.sh OUT q6k
+#ifndef MVBW_DEVICE_ONLY
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#endif
+
+#include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
+#include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
+#include "bench.cuh"
+
+template <int RR, int MINB>
+__global__ void __launch_bounds__(128, MINB)
+    q6ks_v(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
+           const float *sa, int n_in) {
+    const int row0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * RR;
+    if (row0 >= n_out) return;
+    q6ks_rows<RR>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
+}
+
+#ifndef MVBW_DEVICE_ONLY
+__global__ void fill_i8(signed char *a, float *d, float *s, int n, u32 seed) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        a[i] = (signed char)(hash32(i, seed) & 0xFF);
+        if (i % 32 == 0) {
+            d[i / 32] = 0.01f + (hash32(i, seed + 1) & 0xFF) * 1e-4f;
+            s[i / 32] = (float)((int)(hash32(i, seed + 2) & 0xFFF) - 2048) * 1e-3f;
+        }
+    }
+}
+
+__global__ void fill_d16(u16 *d, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        d[i] = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
+}
+
+template <typename F>
+static double time_us(F launch, int reps) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> v;
+    for (int w = 0; w < 4; w++) launch(w);
+    CK(cudaDeviceSynchronize());
+    for (int rep = 0; rep < 7; rep++) {
+        CK(cudaEventRecord(a));
+        for (int i = 0; i < reps; i++) launch(i);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms * 1000.0f / reps);
+    }
+    CK(cudaGetLastError());
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main() {
+    signed char *qa;
+    float *da, *sa, *ref, *y;
+    CK(cudaMalloc(&qa, 19968));
+    CK(cudaMalloc(&da, 19968 / 32 * 4));
+    CK(cudaMalloc(&sa, 19968 / 32 * 4));
+    CK(cudaMalloc(&ref, 202048 * 4));
+    CK(cudaMalloc(&y, 202048 * 4));
+    fill_i8<<<64, 256>>>(qa, da, sa, 19968, 5);
+    struct Shape { const char *name; int n_out, n_in, sets, reps; };
+    for (Shape sh : {Shape{"down 6656x19968", 6656, 19968, 3, 50},
+                     Shape{"LM head 202048x6656", 202048, 6656, 1, 10}}) {
+        const size_t nbl = (size_t)sh.n_out * (sh.n_in / 256), m = nbl * 210;
+        std::vector<u8 *> ws(sh.sets);
+        for (size_t i = 0; i < ws.size(); i++) {
+            CK(cudaMalloc(&ws[i], m));
+            fill_q4k<<<1024, 256>>>(ws[i], m / 144, 99 + (u32)i);
+            fill_d16<<<1024, 256>>>((u16 *)(ws[i] + nbl * 208), nbl);
+        }
+        auto eng = [&](int i, float *out) {
+            mvq_one_q6ks_lb4<<<sh.n_out / 16, 128>>>(ws[i % sh.sets], sh.n_out, out, qa, da, sa, sh.n_in);
+        };
+        eng(0, ref);
+        CK(cudaDeviceSynchronize());
+        std::vector<float> a(sh.n_out), b(sh.n_out);
+        CK(cudaMemcpy(a.data(), ref, sh.n_out * 4, cudaMemcpyDeviceToHost));
+        auto variant = [&](const char *name, auto kern, int rr) {
+            const int grid = sh.n_out / (4 * rr);
+            kern<<<grid, 128>>>(ws[0], sh.n_out, y, qa, da, sa, sh.n_in);
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(b.data(), y, sh.n_out * 4, cudaMemcpyDeviceToHost));
+            int diff = 0;
+            for (int i = 0; i < sh.n_out; i++) diff += memcmp(&a[i], &b[i], 4) != 0;
+            for (int round = 0; round < 2; round++) {
+                const double te = time_us([&](int i) { eng(i, ref); }, sh.reps);
+                const double tv = time_us([&](int i) {
+                    kern<<<grid, 128>>>(ws[i % sh.sets], sh.n_out, y, qa, da, sa, sh.n_in);
+                }, sh.reps);
+                printf("%-20s %-14s engine %8.2f us, variant %8.2f us (%5.0f / %5.0f GB/s), %d of %d differ\n",
+                       sh.name, name, te, tv, m / te * 1e-3, m / tv * 1e-3, diff, sh.n_out);
+            }
+        };
+        variant("RR4 lb4", q6ks_v<4, 4>, 4);
+        variant("RR2 lb5", q6ks_v<2, 5>, 2);
+        variant("RR2 lb6", q6ks_v<2, 6>, 2);
+        variant("RR2 lb7", q6ks_v<2, 7>, 2);
+        variant("RR2 lb8", q6ks_v<2, 8>, 2);
+        variant("RR1 lb8", q6ks_v<1, 8>, 1);
+        variant("RR1 lb10", q6ks_v<1, 10>, 1);
+        for (auto p : ws) CK(cudaFree(p));
+    }
+    return 0;
+}
+#endif
