@@ -5,6 +5,10 @@
 // same float for these ranges, so the same bits. Engine kernels against copies with the
 // magic conversions, interleaved, on weights beyond L2; bits compared.
 //   bash tools/bench/mvbw/run.sh OUT conv
+// Measured (bench/runs/2026-11-30-h200-o o3): the Q4_K conversions are I2FP (full rate), no
+// change (gate/up 38.8 µs either way); the Q6_K ones I2F.S8/S16, 32.3 → 32.0 µs for the down
+// projection. The same bits everywhere. Also: the q4k_rows loop in a kernel of its own beats
+// the segment kernel (what DecodeTuning::one_matrix took up).
 #ifndef MVBW_DEVICE_ONLY
 #include <cstdio>
 #include <cstdlib>

@@ -5,6 +5,8 @@
 // more blocks per SM (the same per-row arithmetic, so the same bits), interleaved with the
 // engine's kernel on weights beyond L2.
 //   bash tools/bench/mvbw/run.sh OUT q6k
+// Measured (bench/runs/2026-11-30-h200-o o6): every variant slower than the engine's (down
+// 31.8 µs against 32.8-48.2; LM head 269-274 against 275-501).
 #ifndef MVBW_DEVICE_ONLY
 #include <cstdio>
 #include <cstdlib>
