@@ -929,29 +929,19 @@ fn measure(arg: Option<&str>) -> bool {
         }),
         // The gate/up launch as one stream of columns per warp against the passes.
         Some("flat") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let flip = |flat| DecodeTuning {
-                gate_up_flat: flat,
+            let names = ["gate/up passes", "gate/up flat"];
+            flag_ab(&opts, &path, &depths, names, |t, on| DecodeTuning {
+                gate_up_flat: on,
                 ..t
-            };
-            let v = [
-                ("gate/up passes", flip(false), false),
-                ("gate/up flat", flip(true), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            })
         }),
-        // One-matrix launches against the segment kernel (same bits at depth 0).
+        // One-matrix launches against the segment kernel.
         Some("one") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let flip = |one| DecodeTuning {
-                one_matrix: one,
+            let names = ["segment kernel", "one-matrix kernels"];
+            flag_ab(&opts, &path, &depths, names, |t, on| DecodeTuning {
+                one_matrix: on,
                 ..t
-            };
-            let v = [
-                ("segment kernel", flip(false), false),
-                ("one-matrix kernels", flip(true), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            })
         }),
         // Decode at the depths only.
         Some("depth") => run(&|| depths.iter().for_each(|&d| depth_speed(&opts, &path, d))),
@@ -965,6 +955,23 @@ fn measure(arg: Option<&str>) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Interleaved A/B of one on/off tuning option (`set(default tuning, on)`), off against on,
+/// at the depths; the two claim the same bits (checked on the full-size logits at depth 0).
+fn flag_ab(
+    opts: &CudaOptions,
+    path: &str,
+    depths: &[usize],
+    names: [&str; 2],
+    set: impl Fn(DecodeTuning, bool) -> DecodeTuning,
+) {
+    let t = Cuda::new(opts).unwrap().decode_tuning();
+    let v = [
+        (names[0], set(t, false), false),
+        (names[1], set(t, true), true),
+    ];
+    depths.iter().for_each(|&d| tune_ab(opts, path, d, &v))
 }
 
 fn main() {

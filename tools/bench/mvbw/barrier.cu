@@ -17,16 +17,10 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-namespace cg = cooperative_groups;
+#include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
+#include "bench.cuh"
 
-#define CK(x)                                                                                   \
-    do {                                                                                       \
-        cudaError_t e = (x);                                                                   \
-        if (e != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e));         \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+namespace cg = cooperative_groups;
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
     unsigned v;

@@ -30,44 +30,6 @@ __global__ void __launch_bounds__(128, MINB)
 }
 
 #ifndef MVBW_DEVICE_ONLY
-__global__ void fill_i8(signed char *a, float *d, float *s, int n, u32 seed) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        a[i] = (signed char)(hash32(i, seed) & 0xFF);
-        if (i % 32 == 0) {
-            d[i / 32] = 0.01f + (hash32(i, seed + 1) & 0xFF) * 1e-4f;
-            s[i / 32] = (float)((int)(hash32(i, seed + 2) & 0xFFF) - 2048) * 1e-3f;
-        }
-    }
-}
-
-__global__ void fill_d16(u16 *d, unsigned long long n) {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x)
-        d[i] = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
-}
-
-template <typename F>
-static double time_us(F launch, int reps) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> v;
-    for (int w = 0; w < 4; w++) launch(w);
-    CK(cudaDeviceSynchronize());
-    for (int rep = 0; rep < 7; rep++) {
-        CK(cudaEventRecord(a));
-        for (int i = 0; i < reps; i++) launch(i);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        v.push_back(ms * 1000.0f / reps);
-    }
-    CK(cudaGetLastError());
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 int main() {
     signed char *qa;
     float *da, *sa, *ref, *y;

@@ -3,8 +3,5 @@
 # (its oracle-bar, repeatability and applies checks on every parity model), then the full-size
 # comparison, profiles and interleaved A/B against the plain step. Binaries: .device/o1.
 P=.device/o1
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 260 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh
 ( time timeout 240 $P/cuda_test dual /tmp/g30.gguf 0 32768 ) > $OUT/dual.log 2>&1; echo "dual rc $?" >> $OUT/rc.txt

@@ -3,8 +3,5 @@
 # mvq_one_q4k_lb5 / mvq_one_q6ks_lb4): parity (same bits flipped, applies on every layer),
 # the interleaved A/B with the full-size bit check at depth 0. Binaries: .device/o5.
 P=.device/o5
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 260 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh
 ( time timeout 240 $P/cuda_test one /tmp/g30.gguf 0 32768 ) > $OUT/one.log 2>&1; echo "one rc $?" >> $OUT/rc.txt

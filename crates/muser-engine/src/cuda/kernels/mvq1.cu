@@ -344,23 +344,19 @@ SEG_ENTRY(mvq_seg_41_lb5, 4, 1, 5)
 // and the Q4_K FFN down projection through mvq_one_q4k_lb5 (mvq_seg_42_lb5's warps and
 // loop), the Q6_K down projection through mvq_one_q6ks_lb4 (mvq_seg_44_lb4's, split layout):
 // the same rows per warp and the same loops, so the same bits. Measured alone on the H200
-// (tools/bench/mvbw/conv.cu, bench/runs/2026-11-30-h200-o o3): 6656 x 4096 Q4_K 7.16 µs,
-// 6656 x 19968 Q4_K 21.7 µs, where the segment kernel took 7.4-7.6 and 22.4 (h200-n).
-extern "C" __global__ void __launch_bounds__(128, 5)
-    mvq_one_q4k_lb5(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-                    const float *sa, int n_in) {
-    const int row0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;
-    if (row0 >= n_out) return;
-    q4k_rows<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
-}
-
-extern "C" __global__ void __launch_bounds__(128, 4)
-    mvq_one_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-                     const float *sa, int n_in) {
-    const int row0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;
-    if (row0 >= n_out) return;
-    q6ks_rows<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
-}
+// (tools/bench/mvbw/conv.cu at commit 8b4c0bf, bench/runs/2026-11-30-h200-o o3): 6656 x 4096
+// Q4_K 7.16 µs, 6656 x 19968 Q4_K 21.7 µs, where the segment kernel took 7.4-7.6 and 22.4
+// (h200-n); in the step 195.2 → 196.5 tok/s (o5).
+#define ONE_ENTRY(NAME, ROWS, MINB)                                                            \
+    extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
+        NAME(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,         \
+             const float *sa, int n_in) {                                                      \
+        const int row0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;            \
+        if (row0 >= n_out) return;                                                             \
+        ROWS<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);                    \
+    }
+ONE_ENTRY(mvq_one_q4k_lb5, q4k_rows, 5)
+ONE_ENTRY(mvq_one_q6ks_lb4, q6ks_rows, 4)
 
 // The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
 // (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds
