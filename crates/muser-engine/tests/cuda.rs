@@ -673,21 +673,19 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             pass += p;
             fail += f;
         }
+        // The default step's profile labels: which kernels each layer took.
+        dev.set_decode_tuning(tuned);
+        let labels = CudaSession::new(&dev, &gpu, 64)
+            .unwrap()
+            .profile_step(tokens[0])
+            .unwrap();
+        let count = |f: &dyn Fn(&str) -> bool| labels.iter().filter(|(l, _, _)| f(l)).count();
         // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
         // Q4_K_M models), the profile's labels say so, on every layer.
         {
-            dev.set_decode_tuning(tuned);
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let labels = s2.profile_step(tokens[0]).unwrap();
-            let folded = labels
-                .iter()
-                .filter(|(l, _, _)| l.ends_with("+ swiglu_q8"))
-                .count();
-            let separate = labels.iter().filter(|(l, _, _)| l == "swiglu_q8").count();
-            let flat = labels
-                .iter()
-                .filter(|(l, _, _)| l.ends_with(" flat + swiglu_q8"))
-                .count();
+            let folded = count(&|l| l.ends_with("+ swiglu_q8"));
+            let separate = count(&|l| l == "swiglu_q8");
+            let flat = count(&|l| l.ends_with(" flat + swiglu_q8"));
             let n_layer = gpu.cfg.n_layer;
             let expect = if tuned.fold_swiglu {
                 let q4k = |m: &muser_engine::weights::Matrix| m.ty == GgmlType::Q4_K;
@@ -723,13 +721,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // Where the default folds QK-norm into the Q/K/V/gate launch (sm_90, Q4_K Q and K):
         // the profile's labels say so. On the real head geometry it must apply to every layer.
         {
-            dev.set_decode_tuning(tuned);
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let labels = s2.profile_step(tokens[0]).unwrap();
-            let folded = labels
-                .iter()
-                .filter(|(l, _, _)| l.ends_with("+ qk_norm_rope_store"))
-                .count();
+            let folded = count(&|l| l.ends_with("+ qk_norm_rope_store"));
             let must = tuned.fold_qk && name.starts_with("mid") && dev.compute_capability.0 >= 9;
             let ok_f = !must || folded == gpu.cfg.n_layer;
             println!(
@@ -743,13 +735,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // Q6_K down projections), the profile's labels say so: on the Q4_K_M models, both
         // launches of every layer.
         {
-            dev.set_decode_tuning(tuned);
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let labels = s2.profile_step(tokens[0]).unwrap();
-            let one = labels
-                .iter()
-                .filter(|(l, _, _)| l.ends_with("(one)"))
-                .count();
+            let one = count(&|l| l.ends_with("(one)"));
             let n_layer = gpu.cfg.n_layer;
             let q4km = name.starts_with("mid") || name.starts_with("q4km");
             let c = &gpu.cfg;
