@@ -929,6 +929,8 @@ fn measure(arg: Option<&str>) -> bool {
                 ..t
             })
         }),
+        // A digest of 4 steps' logits at the depths (synthetic KV rows), to compare builds.
+        Some("digest") => run(&|| depths.iter().for_each(|&d| speed::digest(&opts, &path, d))),
         // Decode at the depths only.
         Some("depth") => run(&|| depths.iter().for_each(|&d| depth_speed(&opts, &path, d))),
         // `cuda_test PATH D1 ...`: session speed and decode at the depths.

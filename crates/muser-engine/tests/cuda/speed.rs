@@ -520,3 +520,23 @@ pub(crate) fn span_ab(opts: &CudaOptions, path: &str) {
     }
     dev.set_decode_tuning(tuned);
 }
+
+/// FNV-1a over the bits of 4 steps' logits of a session at `depth` (the cache filled with
+/// synthetic rows, seed 7), printed to compare two builds bit for bit (`cuda_test digest`).
+pub(crate) fn digest(opts: &CudaOptions, path: &str, depth: usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let mut sess = CudaSession::new(&dev, &model, depth + 128).unwrap();
+    if depth > 0 {
+        sess.fill_synthetic(depth, 7).unwrap();
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for i in 0..4u32 {
+        for x in sess.step(i * 977 + 5).unwrap() {
+            for b in x.to_bits().to_le_bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    println!("digest depth {depth}: {h:016x}");
+}

@@ -114,12 +114,16 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
     }
     sum0 = sum0 * corr0 + ps0;
     sum1 = sum1 * corr1 + ps1;
+    // The output's rescale only where a head's running max moved (corr is exactly 1 where it
+    // did not: the same bits without the 4 · DT multiplications, most chunks of a long cache).
+    if (__any_sync(0xffffffffu, corr0 != 1.0f || corr1 != 1.0f)) {
 #pragma unroll
-    for (int d = 0; d < DT; d++) {
-        o[d][0] *= corr0;
-        o[d][1] *= corr0;
-        o[d][2] *= corr1;
-        o[d][3] *= corr1;
+        for (int d = 0; d < DT; d++) {
+            o[d][0] *= corr0;
+            o[d][1] *= corr0;
+            o[d][2] *= corr1;
+            o[d][3] *= corr1;
+        }
     }
     // O += P · V, 16 rows of the chunk per k-step.
 #pragma unroll
@@ -157,7 +161,6 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     constexpr int KST = HD / 16;        // k-steps of Q · K^T
     constexpr int DT = HD / 8;          // output n-tiles
     constexpr int STAGE = 2 * CH * PAD; // halves per stage: K rows, then V rows
-    constexpr int PIECES = CH * HD / 8; // 16-byte pieces of one chunk's K (and of its V)
     extern __shared__ __align__(16) unsigned char attn_smem[];
     __shared__ float wm[4][16], wsum[4][16];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -187,27 +190,46 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     const int cw = j0 + CH * warp;
     const int nc = cw < j1 ? (j1 - cw + 4 * CH - 1) / (4 * CH) : 0;
     // Chunk i of this warp into stage st (one commit group; rows past the share read as 0).
+    // A lane copies column piece c (16 bytes) of rows r_l, r_l + RPI, ... of the chunk: its
+    // shared and global addresses step by constant strides, the ring wrapped at most once per
+    // chunk (its rows are consecutive slots), the chunk's first slot kept incrementally (the
+    // split spans fewer rows than the ring holds): no division per chunk. ncu
+    // (bench/runs/2026-11-30-h200-o o9, o12) puts the kernel's time in its instruction stream
+    // (one warp per scheduler issuing every ~3.3 cycles, 11 % of it waiting on memory); the
+    // per-piece address arithmetic was about a third of the PTX per chunk. The same bits
+    // (o13: logits digests at depths 0, 4096, 32768 equal); decode 177.0-177.6 → 177.5-178.4
+    // tok/s at depth 32768, 162.6-163.4 → 163.4-164.2 at 131072.
+    constexpr int PR = HD / 8, RPI = 32 / PR, ITER = CH / RPI;
+    const int r_l = lane / PR, c_l = lane % PR;
+    int s0 = (first + cw) % cap;
+    u32 ws_sh;
+    {
+        unsigned long long a;
+        asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"((unsigned long long)ws));
+        ws_sh = (u32)a + 2u * (u32)(r_l * PAD + c_l * 8);
+    }
+    const u16 *kb = kc + kvh * HD + c_l * 8, *vb = vc + kvh * HD + c_l * 8;
     auto load = [&](int i, int st) {
         const int c0 = cw + 4 * CH * i;
-        const int slot0 = (first + c0) % cap;
-        u16 *ks = ws + st * STAGE, *vs = ks + CH * PAD;
+        int sl = s0 + 4 * CH * i;
+        if (sl >= cap) sl -= cap;
+        sl += r_l;
+        if (sl >= cap) sl -= cap;
+        u32 dk = ws_sh + 2u * (u32)(st * STAGE);
 #pragma unroll
-        for (int e = lane; e < PIECES; e += 32) {
-            const int r = e / (HD / 8), c = e % (HD / 8);
-            int sl = slot0 + r;
+        for (int j = 0; j < ITER; j++) {
+            const int r = r_l + RPI * j;
+            const size_t off = (size_t)sl * kv_dim;
+            const u32 n_bytes = c0 + r < j1 ? 16 : 0;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dk),
+                         "l"(kb + off), "r"(n_bytes)
+                         : "memory");
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dk + 2u * CH * PAD),
+                         "l"(vb + off), "r"(n_bytes)
+                         : "memory");
+            dk += 2u * RPI * PAD;
+            sl += RPI;
             if (sl >= cap) sl -= cap;
-            const bool ok = c0 + r < j1;
-            const size_t off = (size_t)(ok ? sl : slot0) * kv_dim + kvh * HD + c * 8;
-            const u32 n_bytes = ok ? 16 : 0;
-            unsigned long long dk, dv;
-            asm("cvta.to.shared.u64 %0, %1;" : "=l"(dk) : "l"((unsigned long long)(ks + r * PAD + c * 8)));
-            asm("cvta.to.shared.u64 %0, %1;" : "=l"(dv) : "l"((unsigned long long)(vs + r * PAD + c * 8)));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((u32)dk),
-                         "l"(kc + off), "r"(n_bytes)
-                         : "memory");
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((u32)dv),
-                         "l"(vc + off), "r"(n_bytes)
-                         : "memory");
         }
     };
     float m0 = -3.0e38f, m1 = -3.0e38f, sum0 = 0.0f, sum1 = 0.0f;
