@@ -6,7 +6,7 @@
 # serve load (tools/bench/serve_load.py, 1 and 8 clients, twice).
 #   bash tools/bench/final_check.sh .device/DIR
 P=$1
-source tools/bench/with_model.sh
+source tools/bench/with_model.sh 260
 ( time timeout 100 $P/cuda_test prefetch /tmp/g30.gguf 0 32768 ) > $OUT/prefetch.log 2>&1; echo "prefetch rc $?" >> $OUT/rc.txt
 ( time timeout 200 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512,2048,8192 -n 128 -d 0,4096,32768 -r 5 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
 ( time timeout 90 $P/cuda_test depth /tmp/g30.gguf 131072 ) > $OUT/depth131072.log 2>&1; echo "depth rc $?" >> $OUT/rc.txt

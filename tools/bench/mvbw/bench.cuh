@@ -34,6 +34,21 @@ __global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
     float acc[RR];                                                                             \
     _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f
 
+// A loop trip's weights of rows row0 .. row0 + RR at super-block b into hd/q0/q1[r] (the
+// loads of q4k_rows: rows past n_out read the last row), and the RR rows' warp sums written
+// by lane 0 to y[0 .. RR) where below n_out: the pieces every variant of the loop shares.
+#define Q4K_TRIP(RR, w, row0, n_out, row_bytes, b, k, hd, q0, q1)                              \
+    _Pragma("unroll") for (int r_ = 0; r_ < (RR); r_++) {                                      \
+        const u8 *blk_ = (w) + (size_t)min((row0) + r_, (n_out) - 1) * (row_bytes) +           \
+                         (size_t)(b) * 144;                                                    \
+        Q4K_LOAD(blk_, k, hd[r_], q0[r_], q1[r_]);                                             \
+    }
+#define Q4K_STORE(RR, acc, y, row0, n_out)                                                     \
+    _Pragma("unroll") for (int r_ = 0; r_ < (RR); r_++) {                                      \
+        const float v_ = warp_sum(acc[r_]);                                                    \
+        if ((threadIdx.x & 31) == 0 && (row0) + r_ < (n_out)) (y)[r_] = v_;                    \
+    }
+
 #ifndef MVBW_DEVICE_ONLY
 #define CK(x)                                                                                   \
     do {                                                                                       \

@@ -50,11 +50,7 @@ __device__ __forceinline__ void q4k_rows_r(const u8 *w, const signed char *qa, c
     uint4 hd[RR], q0[RR], q1[RR];
     int b = lane >> 2;
     auto load = [&](int bb) {
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)bb * 144;
-            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
-        }
+        Q4K_TRIP(RR, w, row0, n_out, row_bytes, bb, k, hd, q0, q1);
     };
     if (b < nb) load(b);
     if (WAIT >= 1) pdl_wait();
@@ -68,11 +64,7 @@ __device__ __forceinline__ void q4k_rows_r(const u8 *w, const signed char *qa, c
         if (b < nb) load(b);
         if (WAIT == 2) pdl_wait();
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = v;
-    }
+    Q4K_STORE(RR, acc, y, row0, n_out);
 }
 
 // q4k_rows's loop unchanged, the PDL wait after the weight loads: every trip (WAIT = 3; a
@@ -85,11 +77,7 @@ __device__ __forceinline__ void q4k_rows_w(const u8 *w, const signed char *qa, c
     Q4K_LANE(RR);
     for (int b = lane >> 2; b < nb; b += 8) {
         uint4 hd[RR], q0[RR], q1[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
-        }
+        Q4K_TRIP(RR, w, row0, n_out, row_bytes, b, k, hd, q0, q1);
         if (WAIT == 3 || (WAIT == 4 && b < 8)) pdl_wait();
         Q4K_ACT(x, qa, da, sa, b, k);
 #pragma unroll
@@ -97,11 +85,7 @@ __device__ __forceinline__ void q4k_rows_w(const u8 *w, const signed char *qa, c
             acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
         }
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = v;
-    }
+    Q4K_STORE(RR, acc, y, row0, n_out);
 }
 
 // MODE 0: the engine's q4k_rows, the wait (when PDL) at the start; 1, 2: q4k_rows_r<MODE>;
@@ -219,11 +203,7 @@ __device__ __forceinline__ void pre_load(Pre &p, const u8 *w, int n_in, int n_ou
     const int lane = threadIdx.x & 31, k = lane & 3, b = lane >> 2;
     const size_t row_bytes = (size_t)(n_in >> 8) * 144;
     if (row0 >= n_out) return;
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-        Q4K_LOAD(blk, k, p.hd[r], p.q0[r], p.q1[r]);
-    }
+    Q4K_TRIP(4, w, row0, n_out, row_bytes, b, k, p.hd, p.q0, p.q1);
 }
 
 // q4k_rows<4> with its first trip's weights already in `p` (pre_load's), the rest loaded as
@@ -243,18 +223,10 @@ __device__ __forceinline__ void q4k_rows_p(const u8 *w, const signed char *qa, c
     step(lane >> 2, p.hd, p.q0, p.q1);
     for (int b = (lane >> 2) + 8; b < nb; b += 8) {
         uint4 hd[RR], q0[RR], q1[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
-        }
+        Q4K_TRIP(RR, w, row0, n_out, row_bytes, b, k, hd, q0, q1);
         step(b, hd, q0, q1);
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = v;
-    }
+    Q4K_STORE(RR, acc, y, row0, n_out);
 }
 
 // Grid barrier: every block's thread 0 counts itself in and waits for the target (the

@@ -75,11 +75,7 @@ __device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *q
             acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
         }
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = v;
-    }
+    Q4K_STORE(RR, acc, y, row0, n_out);
 }
 
 // mvq_gu_swiglu over the tiled layout.
@@ -133,11 +129,7 @@ __device__ __forceinline__ void q4k_rows_b(const u8 *w, const signed char *qa, c
             }
         }
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = v;
-    }
+    Q4K_STORE(RR, acc, y, row0, n_out);
 }
 
 template <int RR, int TB, int MINB>

@@ -4,10 +4,7 @@
 # and decode at depth 131,072 with the KV memory arithmetic.
 P=.device/final3
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv > $OUT/gpu.txt 2>&1
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 B="-n 128 -d 0,4096,32768 -r 5 --depth-fill synthetic --bandwidth 4280"
 ( time timeout 120 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512 $B ) > $OUT/bench-main-1.log 2>&1; echo "bench main 1 rc $?" >> $OUT/rc.txt
 ( time timeout 90 $P/tail/muser bench -m /tmp/g30.gguf --device cuda -p 0 $B ) > $OUT/bench-tail-1.log 2>&1; echo "bench tail 1 rc $?" >> $OUT/rc.txt

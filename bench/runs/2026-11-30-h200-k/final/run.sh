@@ -4,10 +4,7 @@
 # `muser run` end to end on the 30B file (the prompt through the batched prefill).
 P=.device/final-k
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv > $OUT/gpu.txt 2>&1
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 240 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 240
 ( time timeout 150 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512,2048 -n 128 -d 0,4096,32768 -r 5 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
 ( time timeout 60 $P/cuda_test depth /tmp/g30.gguf 131072 ) > $OUT/depth.log 2>&1; echo "depth rc $?" >> $OUT/rc.txt
 P1=$(python3 -c "print('The quick brown fox jumps over the lazy dog. ' * 60)" 2>/dev/null || printf 'The quick brown fox jumps over the lazy dog. %.0s' $(seq 60))

@@ -4,10 +4,7 @@
 # batched vs token by token (cuda_test pfsmall), the bench, `muser run` end to end.
 P=.device/final-k2
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv > $OUT/gpu.txt 2>&1
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 240 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 240
 ( time timeout 120 $P/cuda_test pfsmall /tmp/g30.gguf ) > $OUT/pfsmall.log 2>&1; echo "pfsmall rc $?" >> $OUT/rc.txt
 ( time timeout 120 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512,2048 -n 128 -d 0,32768 -r 3 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
 P1=$(python3 -c "print('The quick brown fox jumps over the lazy dog. ' * 60)" 2>/dev/null || printf 'The quick brown fox jumps over the lazy dog. %.0s' $(seq 60))

@@ -7,10 +7,7 @@
 # to .device/next, carry it.
 P=.device/next
 L=bench/runs/2026-11-30-h200-l
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 ( time timeout 100 $P/cuda_test fold /tmp/g30.gguf 0 ) > $OUT/fold.log 2>&1; echo "fold rc $?" >> $OUT/rc.txt
 ( time timeout 200 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512,8192 -n 128 -d 0,32768 -r 5 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
 $P/muser serve -m /tmp/g30.gguf --device cuda --port 8090 --parallel 8 -c 4096 --quiet > $OUT/serve.log 2>&1 &

@@ -3,9 +3,6 @@
 # parity (op bit-identity at 1-1,024 splits, session bit-identity at 1 and 5 splits), the
 # interleaved A/B at depths 0 and 32768, the bench.
 P=.device/s15
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 ( time timeout 200 $P/cuda_test fold /tmp/g30.gguf 0 32768 ) > $OUT/fold.log 2>&1; echo "fold rc $?" >> $OUT/rc.txt
 ( time timeout 120 $P/muser bench -m /tmp/g30.gguf --device cuda -n 128 -d 0,32768 -r 5 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt

@@ -7,10 +7,7 @@
 # the number of clients), this build and r3's, twice each.
 P=.device/s18
 L=bench/runs/2026-11-30-h200-l
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 serve() { # binary port label
   $1 serve -m /tmp/g30.gguf --device cuda --port $2 --parallel 8 -c 4096 --quiet > $OUT/serve-$3.log 2>&1 &
   SRV=$!

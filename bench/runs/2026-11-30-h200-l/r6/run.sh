@@ -5,10 +5,7 @@
 # `muser run` with a 1,022-token prompt, the serve load.
 P=.device/s19
 L=bench/runs/2026-11-30-h200-l
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 ( time timeout 150 $P/cuda_test pfsmall /tmp/g30.gguf ) > $OUT/pfsmall.log 2>&1; echo "pfsmall rc $?" >> $OUT/rc.txt
 ( time timeout 150 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512,2048 -n 128 -d 0 -r 5 --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
 P1=$(python3 -c "print('The quick brown fox jumps over the lazy dog. ' * 60)")

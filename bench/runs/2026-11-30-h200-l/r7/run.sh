@@ -3,10 +3,7 @@
 # Parity (every prefill check now runs it; one case per model keeps pf_attend_g), long
 # prompts with it on and off (pflong), the bench (pp512, pp2048, pp8192, tg128), `muser run`.
 P=.device/s20
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 ( time timeout 150 $P/cuda_test pflong /tmp/g30.gguf ) > $OUT/pflong.log 2>&1; echo "pflong rc $?" >> $OUT/rc.txt
 ( time timeout 200 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512,2048,8192 -n 128 -d 0 -r 3 --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
 P1=$(python3 -c "print('The quick brown fox jumps over the lazy dog. ' * 60)")

@@ -4,10 +4,7 @@
 # (DecodeTuning::bulk_matvec) for the output projection: parity (incl. the bulk kernels'
 # bits on many-tile matrices), the fold A/B, the bulk A/B, in-graph costs, the bench.
 P=.device/m2
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 ( time timeout 60 $P/cuda_test fold /tmp/g30.gguf 0 ) > $OUT/fold.log 2>&1; echo "fold rc $?" >> $OUT/rc.txt
 ( time timeout 120 $P/cuda_test bulk /tmp/g30.gguf 0 32768 ) > $OUT/bulk.log 2>&1; echo "bulk rc $?" >> $OUT/rc.txt
 ( time timeout 60 $P/cuda_test omit /tmp/g30.gguf 0 ) > $OUT/omit.log 2>&1; echo "omit rc $?" >> $OUT/rc.txt

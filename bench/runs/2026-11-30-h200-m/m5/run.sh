@@ -3,8 +3,5 @@
 # own blocks prefetch first) beside the extra-block version, fractions around m4's best
 # (16 blocks, Q/K/V/gate 30 %, output projection 100 %, gate/up 6 %); parity.
 P=.device/m5
-( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1 &
-SYN=$!
-( time timeout 200 $P/cuda_test parity ) > $OUT/cuda_test.log 2>&1; echo "cuda_test rc $?" >> $OUT/rc.txt
-wait $SYN
+source tools/bench/with_model.sh 200
 ( time timeout 200 $P/cuda_test prefetch /tmp/g30.gguf 0 32768 ) > $OUT/prefetch.log 2>&1; echo "prefetch rc $?" >> $OUT/rc.txt

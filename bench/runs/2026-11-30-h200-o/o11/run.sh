@@ -3,7 +3,7 @@
 # one-matrix A/B through flag_ab, and every microbenchmark built with nvcc (barrier run).
 # Binaries: .device/o11.
 P=.device/o11
-source tools/bench/with_model.sh
+source tools/bench/with_model.sh 260
 ( time timeout 120 $P/cuda_test one /tmp/g30.gguf 0 ) > $OUT/one.log 2>&1; echo "one rc $?" >> $OUT/rc.txt
 export PATH=$PATH:/usr/local/cuda/bin
 for b in mvbw chain q6k barrier; do

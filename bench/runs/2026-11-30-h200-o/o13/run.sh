@@ -5,7 +5,7 @@
 # depths 0, 4096 and 32768; decode at depth 32768, old and new in turn, twice.
 # Binaries: .device/o13 (new), .device/o13/old (HEAD's attend_mma.cu, the same digest command).
 P=.device/o13
-source tools/bench/with_model.sh
+source tools/bench/with_model.sh 260
 for b in $P/cuda_test $P/old/cuda_test; do
     timeout 120 $b digest /tmp/g30.gguf 0 4096 32768 >> $OUT/digest.log 2>&1; echo "digest $b rc $?" >> $OUT/rc.txt
 done

@@ -3,5 +3,5 @@
 # (its oracle-bar, repeatability and applies checks on every parity model), then the full-size
 # comparison, profiles and interleaved A/B against the plain step. Binaries: .device/o2.
 P=.device/o2
-source tools/bench/with_model.sh
+source tools/bench/with_model.sh 260
 ( time timeout 240 $P/cuda_test dual /tmp/g30.gguf 0 32768 ) > $OUT/dual.log 2>&1; echo "dual rc $?" >> $OUT/rc.txt
