@@ -444,6 +444,12 @@ fn distance(want: &[f32], got: &[f32], v: usize) -> (f64, f64, usize) {
     (kl_max, d_max, miss)
 }
 
+/// Whether the step takes the int8 path on a model of these dimensions (upload.rs's
+/// `fused_dims`: multiples of 256, head_dim a multiple of 32).
+fn int8_path(c: &muser_engine::GlimmerConfig) -> bool {
+    c.n_embd % 256 == 0 && c.q_dim() % 256 == 0 && c.n_ff % 256 == 0 && c.head_dim % 32 == 0
+}
+
 fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let dir = std::env::temp_dir().join(format!("muser-cuda-{}", std::process::id()));
@@ -654,10 +660,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             // The entry norm and every layer's post-attention tail and next-layer tail (the
             // last layer's final norm has no next matvec to prefetch), where the step takes
             // the int8 path (upload.rs's fused_dims) and so the cluster tails.
-            let int8 = c.n_embd % 256 == 0
-                && c.q_dim() % 256 == 0
-                && c.n_ff % 256 == 0
-                && c.head_dim % 32 == 0;
+            let int8 = int8_path(c);
             let want = if int8 { (2 * n_layer, n_layer) } else { (0, 0) };
             let ok_p = (tails, attn) == want;
             println!(
@@ -738,12 +741,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             let one = count(&|l| l.ends_with("(one)"));
             let n_layer = gpu.cfg.n_layer;
             let q4km = name.starts_with("mid") || name.starts_with("q4km");
-            let c = &gpu.cfg;
-            let int8 = c.n_embd % 256 == 0
-                && c.q_dim() % 256 == 0
-                && c.n_ff % 256 == 0
-                && c.head_dim % 32 == 0;
-            let ok_o = if tuned.one_matrix && q4km && int8 {
+            let ok_o = if tuned.one_matrix && q4km && int8_path(&gpu.cfg) {
                 one == 2 * n_layer
             } else {
                 one <= 2 * n_layer
