@@ -16,8 +16,8 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, split_parts, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, DownSplit,
-    L2Prefetch, Q8Act, Seg, SegKernel, SEG_KERNELS,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, Q8Act, Seg,
+    SegKernel,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -80,7 +80,6 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let mut worst_by_type = [0f64; TYPES.len()];
     let mut worst_split = 0f64;
     let mut worst_seg4 = 0f64;
-    let mut worst_rowsplit = 0f64;
     let stream = cuda.stream();
     for (ti, &ty) in TYPES.iter().enumerate() {
         let ins: &[usize] = match ty.block_size() {
@@ -203,53 +202,6 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                             fail += 1;
                             println!("FAIL mv {ty} (segment kernel) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
                         }
-                        // The same through the row-split kernels (DecodeTuning::down_split):
-                        // the partial rows added in slice order on the host.
-                        for per in [1usize, 3] {
-                            let Some(parts) = split_parts(n_in, per) else {
-                                continue;
-                            };
-                            let kern = one_matrix_kernel(q6);
-                            let n_p = parts * n_out;
-                            let host_p = vec![-12345.0f32; n_p + 2 * GUARD];
-                            let mut pd = stream.clone_htod(&host_p).unwrap();
-                            let mut seg = Seg {
-                                ty,
-                                split: q6,
-                                w: split.as_view(),
-                                y: pd.slice_mut(GUARD..GUARD + n_p),
-                                n_out,
-                            };
-                            let ran = cuda
-                                .matvec1_split(kern, &mut seg, &act, n_in, per)
-                                .unwrap();
-                            let got = stream.clone_dtoh(&pd).unwrap();
-                            let guards_ok = got[..GUARD]
-                                .iter()
-                                .chain(&got[GUARD + n_p..])
-                                .all(|&v| v == -12345.0);
-                            let y: Vec<f32> = (0..n_out)
-                                .map(|i| {
-                                    (1..parts).fold(got[GUARD + i], |a, p| {
-                                        a + got[GUARD + p * n_out + i]
-                                    })
-                                })
-                                .collect();
-                            let finite = y.iter().all(|v| v.is_finite());
-                            let err: f64 = y
-                                .iter()
-                                .zip(&want)
-                                .map(|(a, b)| (f64::from(*a) - b).powi(2))
-                                .sum();
-                            let nmse = err / sig;
-                            worst_rowsplit = worst_rowsplit.max(nmse);
-                            if ran == Some(parts) && guards_ok && finite && nmse <= op_tol(ty) {
-                                pass += 1;
-                            } else {
-                                fail += 1;
-                                println!("FAIL mv {ty} (row split, {per} per slice: {ran:?} of {parts} parts) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
-                            }
-                        }
                     }
                 }
             }
@@ -268,9 +220,6 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     println!(
         "op parity Q4_K one token, segment kernel: worst NMSE {worst_seg4:.3e} (tolerance {:.0e})",
         op_tol(GgmlType::Q4_K)
-    );
-    println!(
-        "op parity Q4_K/Q6_K one token, rows split (1 and 3 super-blocks per slice): worst NMSE {worst_rowsplit:.3e} (tolerance 1e-4)"
     );
     println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e}");
     (pass, fail)
@@ -495,13 +444,6 @@ fn distance(want: &[f32], got: &[f32], v: usize) -> (f64, f64, usize) {
     (kl_max, d_max, miss)
 }
 
-/// The segment kernel whose one-matrix (and row-split) kernel takes Q4_K (`q6` false) or
-/// split-layout Q6_K.
-fn one_matrix_kernel(q6: bool) -> SegKernel {
-    let name = if q6 { "mvq_seg_44_lb4" } else { "mvq_seg_42_lb5" };
-    *SEG_KERNELS.iter().find(|k| k.name == name).unwrap()
-}
-
 /// Whether the step takes the int8 path on a model of these dimensions (upload.rs's
 /// `fused_dims`: multiples of 256, head_dim a multiple of 32).
 fn int8_path(c: &muser_engine::GlimmerConfig) -> bool {
@@ -675,19 +617,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             one_matrix: !tuned.one_matrix,
             ..tuned
         };
-        // The down projection's row split changes the summation order: options that turn it
-        // off (plain launches, no one-matrix kernels) are compared with the default without it.
-        let splits = |t: &DecodeTuning| t.down_split.is_some() && t.one_matrix;
-        let unsplit = DecodeTuning {
-            down_split: None,
-            ..tuned
-        };
-        let max_split = DecodeTuning {
-            down_split: Some(DownSplit { q4k: 1, q6k: 1 }),
-            ..tuned
-        };
-        dev.set_decode_tuning(unsplit);
-        let whole_unsplit = run_session(&dev, &gpu, &tokens).1;
         for other in [
             plain,
             flip_fold,
@@ -698,12 +627,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_one,
         ] {
             dev.set_decode_tuning(other);
-            let base = if splits(&other) == splits(&tuned) {
-                &whole
-            } else {
-                &whole_unsplit
-            };
-            let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, base);
+            let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
             println!(
                 "model {name:20} launches {tuned:?} vs {other:?}: {diff} logits differ {}",
                 if diff == 0 { "ok" } else { "FAIL" }
@@ -839,45 +763,17 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 norm_one_sum: !tuned.norm_one_sum,
                 ..tuned
             },
-            unsplit,
-            max_split,
         ] {
             dev.set_decode_tuning(other);
             let got2 = run_session(&dev, &gpu, &tokens).1;
             let (ok_o, kl_o, d_o, miss_o) = oracle_bar(&want, &got2, v, kl_cpu, d_cpu);
             println!(
-                "model {name:20} vs cpu-ref: cuda session cluster_norm {} norm_one_sum {} down_split {:?} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
+                "model {name:20} vs cpu-ref: cuda session cluster_norm {} norm_one_sum {} KL {kl_o:.3e} max|Δ| {d_o:.3e} top1-miss {miss_o} {}",
                 other.cluster_norm,
                 other.norm_one_sum,
-                other.down_split,
                 if ok_o { "ok" } else { "FAIL" }
             );
             tally(ok_o, &mut pass, &mut fail);
-        }
-        // Every super-block its own slice: the profile labels every layer's down projection
-        // as split where it applies (the int8 path with the one-matrix kernels and the cluster
-        // tail: on the Q4_K_M models, every layer).
-        {
-            dev.set_decode_tuning(max_split);
-            let labels = CudaSession::new(&dev, &gpu, 64)
-                .unwrap()
-                .profile_step(tokens[0])
-                .unwrap();
-            let split = labels.iter().filter(|(l, _, _)| l.contains("(split ")).count();
-            let n_layer = gpu.cfg.n_layer;
-            let q4km = name.starts_with("mid") || name.starts_with("q4km");
-            let must = q4km
-                && int8_path(&gpu.cfg)
-                && max_split.one_matrix
-                && max_split.cluster_norm
-                && dev.compute_capability.0 >= 9
-                && gpu.cfg.n_ff >= 512;
-            let ok_s = if must { split == n_layer } else { split <= n_layer };
-            println!(
-                "model {name:20} down projection split in {split} of {n_layer} layers {}",
-                if ok_s { "ok" } else { "FAIL" }
-            );
-            tally(ok_s, &mut pass, &mut fail);
         }
         dev.set_decode_tuning(tuned);
         let case = OracleCase {
@@ -1030,26 +926,6 @@ fn measure(arg: Option<&str>) -> bool {
                 one_matrix: on,
                 ..t
             })
-        }),
-        // The down projection's rows split against whole rows.
-        // (Not the same bits: no logits comparison; `cuda_test parity` holds it to the oracle.)
-        Some("split") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let with = |q4k, q6k| DecodeTuning {
-                down_split: Some(DownSplit { q4k, q6k }),
-                ..t
-            };
-            let whole = DecodeTuning {
-                down_split: None,
-                ..t
-            };
-            let v = [
-                ("down rows whole", whole, false),
-                ("split q4k 8 q6k 16", with(8, 16), false),
-                ("split q4k 8 q6k 8", with(8, 8), false),
-                ("split q4k 16 q6k 16", with(16, 16), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
         // A digest of 4 steps' logits at the depths (synthetic KV rows), to compare builds.
         Some("digest") => run(&|| depths.iter().for_each(|&d| speed::digest(&opts, &path, d))),

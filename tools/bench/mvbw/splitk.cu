@@ -6,6 +6,11 @@
 // columns (S x as many blocks, each row's slices summed on the host for the check), on
 // weights beyond L2, interleaved with the engine's kernel.
 //   bash tools/bench/mvbw/run.sh OUT splitk
+// Measured (bench/runs/2026-11-30-h200-p p2): down Q4_K 22.1 → 21.1 µs at 8 super-blocks per
+// slice, Q6_K 32.1 → 31.4 at 16, Q/K/V/gate 12.6 → 11.3 at 8, the output projection
+// unchanged. In the step (branch cuda-down-split, p3) the down split lost: 193.3 → 191.8
+// tok/s (8/16), 193.0 (16/16): the norm tail's extra partial-row loads cost what the matvec
+// gained.
 #ifndef MVBW_DEVICE_ONLY
 #include <cstdio>
 #include <cstdlib>

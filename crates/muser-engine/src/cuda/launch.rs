@@ -26,8 +26,9 @@ pub(crate) enum KArg {
 /// stream; the output projection streamed through a cp.async.bulk shared-memory ring; an L1
 /// prefetch in the Q/K/V epilogue; the L2 prefetch issued as cp.async.bulk.prefetch.L2 per
 /// 16 KB; a deferred-norm step whose consumers take two int8 rows; the Q/K/V/gate launch with
-/// its types fixed at compile time) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j,
-/// -m, -n and -o and removed.
+/// its types fixed at compile time; the FFN down projection's rows split over more blocks,
+/// the norm tail adding the partial rows) is recorded in bench/runs/2026-11-30-h200-e, -g,
+/// -h, -j, -m, -n, -o and -p and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -113,28 +114,6 @@ pub struct DecodeTuning {
     /// H200 (bench/runs/2026-11-30-h200-o, interleaved A/B): 195.2 → 196.5 tok/s at depth 0,
     /// 177.4 → 178.7 at 32,768.
     pub one_matrix: bool,
-    /// With `one_matrix` and the cluster norm tail, the FFN down projection's rows split into
-    /// slices of super-blocks over more, shorter blocks (`mvq_split_*`), the partial rows
-    /// added in slice order by the norm tail after it (`None`: whole rows). Changes the
-    /// summation order: held to the oracle's bar.
-    pub down_split: Option<DownSplit>,
-}
-
-/// Super-blocks per slice of the FFN down projection's rows (`DecodeTuning::down_split`), by
-/// the matrix's type; a row of at most that many is not split.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DownSplit {
-    pub q4k: usize,
-    pub q6k: usize,
-}
-
-impl Default for DownSplit {
-    /// The fastest alone on the H200 (tools/bench/mvbw/splitk.cu, bench/runs/2026-11-30-h200-p
-    /// p2, 6656 x 19968): Q4_K 22.1 → 21.1 µs at 8 (10 slices), split-layout Q6_K 32.1 →
-    /// 31.4 µs at 16 (5 slices).
-    fn default() -> Self {
-        DownSplit { q4k: 8, q6k: 16 }
-    }
 }
 
 impl Default for L2Prefetch {
@@ -242,7 +221,6 @@ impl Default for DecodeTuning {
             l2_prefetch: Some(L2Prefetch::default()),
             attn_l1_prefetch: true,
             one_matrix: true,
-            down_split: Some(DownSplit::default()),
         }
     }
 }
@@ -266,7 +244,6 @@ impl DecodeTuning {
         l2_prefetch: None,
         attn_l1_prefetch: false,
         one_matrix: false,
-        down_split: None,
     };
 }
 

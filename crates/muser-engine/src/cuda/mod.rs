@@ -59,10 +59,10 @@ mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
-pub use launch::{DecodeTuning, DownSplit, L2Prefetch, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
+pub use launch::{DecodeTuning, L2Prefetch, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
-pub use seg::{split_parts, Q8Act, Seg, SegKernel, SEG_KERNELS};
-use seg::{ONE_KERNELS, QKV_KERNEL, SPLIT_KERNELS, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL};
+pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
+use seg::{ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL};
 pub use session::{
     AttnChoice, AttnKernel, AttnShape, CudaSession, Omit, PREFILL_CHUNK, PREFILL_MIN_BATCH,
 };
@@ -231,7 +231,6 @@ impl Cuda {
             .map(|k| k.name)
             .chain(["q6k_split", QKV_KERNEL, SWIGLU_KERNEL, SWIGLU_FLAT_KERNEL])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
-            .chain(SPLIT_KERNELS)
         {
             seg.insert(
                 name,

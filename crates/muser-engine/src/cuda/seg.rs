@@ -53,26 +53,6 @@ pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
     ("mvq_seg_44_lb4", "mvq_one_q6ks_lb4"),
 ];
 
-/// The split kernels (`DecodeTuning::down_split`), in `ONE_KERNELS`' order.
-pub(crate) const SPLIT_KERNELS: [&str; 2] = ["mvq_split_q4k_lb5", "mvq_split_q6ks_lb4"];
-
-/// Which of `ONE_KERNELS` takes this product: Q4_K with `mvq_seg_42_lb5`, split Q6_K with
-/// `mvq_seg_44_lb4`.
-fn one_kernel(kernel: SegKernel, seg: &Seg<'_>) -> Option<usize> {
-    match (seg.ty, seg.split) {
-        (GgmlType::Q4_K, _) if kernel.name == ONE_KERNELS[0].0 => Some(0),
-        (GgmlType::Q6_K, true) if kernel.name == ONE_KERNELS[1].0 => Some(1),
-        _ => None,
-    }
-}
-
-/// The slices of rows of `n_in` values (a multiple of 256) at `per` super-blocks each, where
-/// that makes at least two.
-pub fn split_parts(n_in: usize, per: usize) -> Option<usize> {
-    let nb = n_in / 256;
-    (per > 0 && nb > per).then(|| nb.div_ceil(per))
-}
-
 /// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits for rows of `n_in` values (a
 /// multiple of 256): an even number of super-blocks (a unit's columns then sit on lanes
 /// shifted by a multiple of 8, which the butterfly sum adds in the same pairs) and at least 4
@@ -243,45 +223,11 @@ impl Cuda {
         act: &Q8Act,
         n_in: usize,
     ) -> Result<Option<()>> {
-        let Some(i) = one_kernel(kernel, seg) else {
-            return Ok(None);
+        let name = match (seg.ty, seg.split, kernel.name) {
+            (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => ONE_KERNELS[0].1,
+            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
+            _ => return Ok(None),
         };
-        self.one_launch(ONE_KERNELS[i].1, kernel, seg, act, n_in, None)
-            .map(Some)
-    }
-
-    /// One product with each row's super-blocks in slices of `per` (`SPLIT_KERNELS`, the
-    /// one-matrix kernels' warps and loop over a slice): `seg.y` gets `parts` partial rows of
-    /// `n_out` values (row i's slice p at `p · n_out + i`), whose sum in slice order is the
-    /// product. Returns `parts` (⌈n_in / 256 / per⌉), or `None` (nothing launched) where the
-    /// one-matrix kernel does not apply or the rows would not split (`per` 0 or at least the
-    /// row's super-blocks).
-    pub fn matvec1_split(
-        &self,
-        kernel: SegKernel,
-        seg: &mut Seg<'_>,
-        act: &Q8Act,
-        n_in: usize,
-        per: usize,
-    ) -> Result<Option<usize>> {
-        let (Some(i), Some(parts)) = (one_kernel(kernel, seg), split_parts(n_in, per)) else {
-            return Ok(None);
-        };
-        self.one_launch(SPLIT_KERNELS[i], kernel, seg, act, n_in, Some((per, parts)))?;
-        Ok(Some(parts))
-    }
-
-    /// Launches a one-matrix or (with `split`: super-blocks per slice, slices) split kernel.
-    fn one_launch(
-        &self,
-        name: &str,
-        kernel: SegKernel,
-        seg: &mut Seg<'_>,
-        act: &Q8Act,
-        n_in: usize,
-        split: Option<(usize, usize)>,
-    ) -> Result<()> {
-        let parts = split.map_or(1, |s| s.1);
         let bytes = seg
             .ty
             .bytes_for((seg.n_out * n_in) as u64)
@@ -289,10 +235,10 @@ impl Cuda {
         if n_in % 256 != 0
             || act.len() < n_in
             || (seg.w.len() as u64) < bytes
-            || seg.y.len() < seg.n_out * parts
+            || seg.y.len() < seg.n_out
         {
             return Err(Error::Cuda(format!(
-                "one-matrix matvec: {} weight bytes / {} outputs / {} activations for {} x {n_in} {} in {parts} parts",
+                "one-matrix matvec: {} weight bytes / {} outputs / {} activations for {} x {n_in} {}",
                 seg.w.len(),
                 seg.y.len(),
                 act.len(),
@@ -308,12 +254,12 @@ impl Cuda {
         let (da, _) = act.da.device_ptr(st);
         let (sa, _) = act.sa.device_ptr(st);
         args.extend([KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]);
-        if let Some((per, _)) = split {
-            args.push(KArg::I(per as i32));
-        }
-        let groups = seg.n_out.div_ceil(kernel.rows_per_block(seg.ty));
         let cfg = LaunchConfig {
-            grid_dim: ((groups * parts) as u32, 1, 1),
+            grid_dim: (
+                seg.n_out.div_ceil(kernel.rows_per_block(seg.ty)) as u32,
+                1,
+                1,
+            ),
             block_dim: (32 * kernel.warps as u32, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -322,9 +268,10 @@ impl Cuda {
             .get(name)
             .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         // SAFETY: the weights hold n_out rows of n_in elements (Q4_K, or Q6_K in the split
-        // layout), the output n_out values per part and the activations n_in (checked above);
-        // each warp reads its own 4 rows (of one slice) and writes their values of its part.
-        unsafe { launch_ex(st, f, cfg, &args, 1) }
+        // layout), the output n_out values and the activations n_in (checked above); each warp
+        // reads and writes its own 4 rows.
+        unsafe { launch_ex(st, f, cfg, &args, 1)? };
+        Ok(Some(()))
     }
 
     /// The Q, K, V and gate products (`segs`, in that order) through `QKV_KERNEL`, with
@@ -658,22 +605,7 @@ impl Cuda {
 
 #[cfg(test)]
 mod tests {
-    use super::{flat_applies, split_parts};
-
-    #[test]
-    fn down_rows_split_only_into_two_or_more_slices() {
-        // 30B down projection (n_in 19968: 78 super-blocks): 10 slices of 8 (the last 6),
-        // 5 of 16 (the last 14).
-        assert_eq!(split_parts(19968, 8), Some(10));
-        assert_eq!(split_parts(19968, 16), Some(5));
-        assert_eq!(split_parts(19968, 1), Some(78));
-        // The mid parity model (n_ff 2048: 8 super-blocks) at 8 per slice stays whole.
-        assert_eq!(split_parts(2048, 8), None);
-        assert_eq!(split_parts(2048, 7), Some(2));
-        assert_eq!(split_parts(256, 1), None);
-        assert_eq!(split_parts(512, 1), Some(2));
-        assert_eq!(split_parts(19968, 0), None);
-    }
+    use super::flat_applies;
 
     #[test]
     fn flat_gate_up_only_where_it_gives_the_same_bits() {

@@ -89,48 +89,37 @@ __device__ __forceinline__ float q4k_term(const uint4 &hd, const uint4 &q0, cons
     return d0 * x.dx.x * (float)i0 - m0f * x.sx.x + d1 * x.dx.y * (float)i1 - m1f * x.sx.y;
 }
 
-// The body of q4k_rows / q4k_rows_k: the lane's super-blocks b = START, START + 8, .. < END.
-// A macro so that q4k_rows compiles as it did before q4k_rows_k existed (the same SASS).
-#define Q4K_ROWS_BODY(START, END)                                                              \
-    const int lane = threadIdx.x & 31;                                                         \
-    const int nb = n_in >> 8;                                                                  \
-    const size_t row_bytes = (size_t)nb * 144;                                                 \
-    const int k = lane & 3;                                                                    \
-    const int sh = 16 * (k & 1);                                                               \
-    const bool upper = k >= 2;                                                                 \
-    float acc[RR];                                                                             \
-    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f;                              \
-    for (int b = START; b < END; b += 8) {                                                     \
-        uint4 hd[RR], q0[RR], q1[RR];                                                          \
-        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
-            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144; \
-            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);                                             \
-        }                                                                                      \
-        Q4K_ACT(x, qa, da, sa, b, k);                                                          \
-        _Pragma("unroll") for (int r = 0; r < RR; r++)                                         \
-            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);                             \
-    }                                                                                          \
-    _Pragma("unroll") for (int r = 0; r < RR; r++) {                                           \
-        const float s = warp_sum(acc[r]);                                                      \
-        if (lane == 0 && row0 + r < n_out) y[r] = post_op(s, post, scale, cap);                \
-    }
-
 // Rows row0 .. row0 + RR of a Q4_K matrix, written to y[0 .. RR) (those below n_out). Lane =
 // (block slot 0..7, quarter k 0..3).
 template <int RR>
 __device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
                                          const float *sa, float *y, int n_in, int n_out,
                                          int row0, int post, float scale, float cap) {
-    Q4K_ROWS_BODY(lane >> 2, nb)
-}
-
-// The same over super-blocks [sb0, sb1) of each row only.
-template <int RR>
-__device__ __forceinline__ void q4k_rows_k(const u8 *w, const signed char *qa, const float *da,
-                                           const float *sa, float *y, int n_in, int n_out,
-                                           int row0, int sb0, int sb1, int post, float scale,
-                                           float cap) {
-    Q4K_ROWS_BODY(sb0 + (lane >> 2), sb1)
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const size_t row_bytes = (size_t)nb * 144;
+    const int k = lane & 3;
+    const int sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = lane >> 2; b < nb; b += 8) {
+        uint4 hd[RR], q0[RR], q1[RR];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
+            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
+        }
+        Q4K_ACT(x, qa, da, sa, b, k);
+#pragma unroll
+        for (int r = 0; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float s = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(s, post, scale, cap);
+    }
 }
 
 __device__ __forceinline__ u32 ld_u16(const u8 *p) { return *(const u16 *)p; }
@@ -210,85 +199,78 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
 // (block slot 0..7, half h, part p): 16 elements l = 16p .. 16p + 15 of half h in each of its
 // four 32-element groups u, from three 16-byte loads (ql, ql + 32, qh) where the file's
 // 210-byte blocks allow only 2-byte loads (13 loads per 24 bytes; 1.9-2.4 TB/s measured).
-// The body of q6ks_rows / q6ks_rows_k (a macro for the reason of Q4K_ROWS_BODY).
-#define Q6KS_ROWS_BODY(START, END)                                                             \
-    const int lane = threadIdx.x & 31;                                                         \
-    const int nb = n_in >> 8;                                                                  \
-    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);                               \
-    const int h = (lane >> 1) & 1, p = lane & 1;                                               \
-    float acc[RR];                                                                             \
-    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f;                              \
-    for (int b = START; b < END; b += 8) {                                                     \
-        uint4 lo[RR], hi[RR], qh[RR];                                                          \
-        uint2 sc[RR];                                                                          \
-        float d[RR];                                                                           \
-        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
-            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;                       \
-            const u8 *blk = w + bi * 208;                                                      \
-            lo[r] = *(const uint4 *)(blk + 64 * h + 16 * p);                                   \
-            hi[r] = *(const uint4 *)(blk + 64 * h + 32 + 16 * p);                              \
-            qh[r] = *(const uint4 *)(blk + 128 + 32 * h + 16 * p);                             \
-            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);                                       \
-            d[r] = h2f(dv[bi]);                                                                \
-        }                                                                                      \
-        /* Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elems 16p .. 16p + 15. */ \
-        uint4 a[4];                                                                            \
-        float dx[4];                                                                           \
-        _Pragma("unroll") for (int u = 0; u < 4; u++) {                                        \
-            const int sub = b * 8 + 4 * h + u;                                                 \
-            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);                           \
-            dx[u] = da[sub];                                                                   \
-        }                                                                                      \
-        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
-            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};                            \
-            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};                            \
-            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};                            \
-            int iu[4] = {0, 0, 0, 0};                                                          \
-            _Pragma("unroll") for (int wd = 0; wd < 4; wd++) {                                 \
-                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);         \
-                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);         \
-                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);         \
-                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);  \
-                const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w), \
-                                   (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w), \
-                                   (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w), \
-                                   (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)}; \
-                iu[0] = __dp4a((int)__vsub4(b1, 0x20202020u), aw[0], iu[0]);                   \
-                iu[1] = __dp4a((int)__vsub4(b2, 0x20202020u), aw[1], iu[1]);                   \
-                iu[2] = __dp4a((int)__vsub4(b3, 0x20202020u), aw[2], iu[2]);                   \
-                iu[3] = __dp4a((int)__vsub4(b4, 0x20202020u), aw[3], iu[3]);                   \
-            }                                                                                  \
-            /* Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc). */   \
-            const u32 s01 = sc[r].x, s23 = sc[r].y;                                            \
-            float s = 0.f;                                                                     \
-            _Pragma("unroll") for (int u = 0; u < 4; u++) {                                    \
-                const u32 word = u < 2 ? s01 : s23;                                            \
-                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);   \
-                s += (d[r] * sv) * dx[u] * (float)iu[u];                                       \
-            }                                                                                  \
-            acc[r] += s;                                                                       \
-        }                                                                                      \
-    }                                                                                          \
-    _Pragma("unroll") for (int r = 0; r < RR; r++) {                                           \
-        const float v = warp_sum(acc[r]);                                                      \
-        if (lane == 0 && row0 + r < n_out) y[r] = post_op(v, post, scale, cap);                \
-    }
-
-// Q6_K in the split layout rows, all super-blocks.
 template <int RR>
 __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, const float *da,
                                           const float *sa, float *y, int n_in, int n_out,
                                           int row0, int post, float scale, float cap) {
-    Q6KS_ROWS_BODY(lane >> 2, nb)
-}
-
-// Over super-blocks [sb0, sb1) of each row only.
-template <int RR>
-__device__ __forceinline__ void q6ks_rows_k(const u8 *w, const signed char *qa, const float *da,
-                                            const float *sa, float *y, int n_in, int n_out,
-                                            int row0, int sb0, int sb1, int post, float scale,
-                                            float cap) {
-    Q6KS_ROWS_BODY(sb0 + (lane >> 2), sb1)
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);
+    const int h = (lane >> 1) & 1, p = lane & 1;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = lane >> 2; b < nb; b += 8) {
+        uint4 lo[RR], hi[RR], qh[RR];
+        uint2 sc[RR];
+        float d[RR];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
+            const u8 *blk = w + bi * 208;
+            lo[r] = *(const uint4 *)(blk + 64 * h + 16 * p);
+            hi[r] = *(const uint4 *)(blk + 64 * h + 32 + 16 * p);
+            qh[r] = *(const uint4 *)(blk + 128 + 32 * h + 16 * p);
+            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
+            d[r] = h2f(dv[bi]);
+        }
+        // Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elements 16p .. 16p + 15.
+        uint4 a[4];
+        float dx[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int sub = b * 8 + 4 * h + u;
+            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);
+            dx[u] = da[sub];
+        }
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};
+            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};
+            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};
+            int iu[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int wd = 0; wd < 4; wd++) {
+                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);
+                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);
+                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);
+                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);
+                const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w),
+                                   (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w),
+                                   (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w),
+                                   (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)};
+                iu[0] = __dp4a((int)__vsub4(b1, 0x20202020u), aw[0], iu[0]);
+                iu[1] = __dp4a((int)__vsub4(b2, 0x20202020u), aw[1], iu[1]);
+                iu[2] = __dp4a((int)__vsub4(b3, 0x20202020u), aw[2], iu[2]);
+                iu[3] = __dp4a((int)__vsub4(b4, 0x20202020u), aw[3], iu[3]);
+            }
+            // Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc).
+            const u32 s01 = sc[r].x, s23 = sc[r].y;
+            float s = 0.f;
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const u32 word = u < 2 ? s01 : s23;
+                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);
+                s += (d[r] * sv) * dx[u] * (float)iu[u];
+            }
+            acc[r] += s;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+        const float v = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(v, post, scale, cap);
+    }
 }
 
 // Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
@@ -375,28 +357,6 @@ SEG_ENTRY(mvq_seg_41_lb5, 4, 1, 5)
     }
 ONE_ENTRY(mvq_one_q4k_lb5, q4k_rows, 5)
 ONE_ENTRY(mvq_one_q6ks_lb4, q6ks_rows, 4)
-
-// One matrix with each row's super-blocks split into slices of `per` (DecodeTuning::
-// down_split, the FFN down projection): block b computes slice b % S (S = ⌈nb / per⌉) of
-// row group b / S with the one-matrix kernel's warps and loop, into partial row
-// y[slice · n_out ..]; the norm tail after it adds the S partials in slice order. Many short
-// blocks instead of one partial wave of long ones. Measured alone on the H200
-// (tools/bench/mvbw/splitk.cu, bench/runs/2026-11-30-h200-p p2): 6656 x 19968 Q4_K 22.1 →
-// 21.1 µs at 8 super-blocks per slice, split-layout Q6_K 32.1 → 31.4 µs at 16.
-#define SPLIT_ENTRY(NAME, ROWS, MINB)                                                          \
-    extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
-        NAME(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,         \
-             const float *sa, int n_in, int per) {                                             \
-        const int nb = n_in >> 8, S = (nb + per - 1) / per;                                    \
-        const int s = blockIdx.x % S, g = blockIdx.x / S;                                      \
-        const int row0 = (g * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;                     \
-        if (row0 >= n_out) return;                                                             \
-        const int sb0 = s * per;                                                               \
-        ROWS<4>(w, qa, da, sa, y + (size_t)s * n_out + row0, n_in, n_out, row0, sb0,           \
-                min(nb, sb0 + per), 0, 1.0f, 0.0f);                                            \
-    }
-SPLIT_ENTRY(mvq_split_q4k_lb5, q4k_rows_k, 5)
-SPLIT_ENTRY(mvq_split_q6ks_lb4, q6ks_rows_k, 4)
 
 // The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
 // (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds

@@ -74,22 +74,6 @@ __device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *sl
     return t;
 }
 
-// Eight values of o from element i0 (zeros when !on): the sum of `parts` partial rows at
-// stride n, added in row order (DecodeTuning::down_split; parts 1: o itself, the same bits).
-__device__ __forceinline__ void load_parts8(const float *o, int i0, int n, int parts, bool on,
-                                            float ov[8]) {
-    const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-    float4 a = on ? *(const float4 *)(o + i0) : z, b = on ? *(const float4 *)(o + i0 + 4) : z;
-    for (int p = 1; p < parts && on; p++) {
-        const float4 c = *(const float4 *)(o + (size_t)p * n + i0);
-        const float4 d = *(const float4 *)(o + (size_t)p * n + i0 + 4);
-        a = make_float4(a.x + c.x, a.y + c.y, a.z + c.z, a.w + c.w);
-        b = make_float4(b.x + d.x, b.y + d.y, b.z + d.z, b.w + d.w);
-    }
-    ov[0] = a.x; ov[1] = a.y; ov[2] = a.z; ov[3] = a.w;
-    ov[4] = b.x; ov[5] = b.y; ov[6] = b.z; ov[7] = b.w;
-}
-
 // ONE (mode 2 only): both row sums from one exchange. Σ o², Σ x², Σ x·op, Σ op² (op = o·wp)
 // are summed together, and Σ x'² of x' = x + s·op is taken as Σx² + s·(2 Σ x·op + s Σ op²):
 // one block reduction and one cluster barrier fewer, a different rounding of the second sum
@@ -98,7 +82,7 @@ template <bool ONE>
 __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const float *wp,
                                              float eps_post, const float *wn, float eps,
                                              float *h, signed char *qa, float *da, float *sa,
-                                             int n, int mode, int parts) {
+                                             int n, int mode) {
     __shared__ float sh[32];
     __shared__ float slots[2];
     __shared__ float4 sh4[32];
@@ -128,8 +112,8 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
 #pragma unroll
         for (int k = 0; k < 8; k++) xv[k] = xv[k] * scale * 1.0f;
     } else if (ONE && mode == 2) {
-        float ov[8];
-        load_parts8(o, i0, n, parts, on, ov);
+        const float4 a = on ? *(const float4 *)(o + i0) : z, b = on ? *(const float4 *)(o + i0 + 4) : z;
+        const float ov[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
         const float pv[8] = {pc.x, pc.y, pc.z, pc.w, pd.x, pd.y, pd.z, pd.w};
         float4 p = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
@@ -149,8 +133,8 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
         const float v = t.y + scale * (2.0f * t.z + scale * t.w);
         ss2 = v < 0.0f ? 0.0f : v;
     } else if (mode == 2) {
-        float ov[8];
-        load_parts8(o, i0, n, parts, on, ov);
+        const float4 a = on ? *(const float4 *)(o + i0) : z, b = on ? *(const float4 *)(o + i0 + 4) : z;
+        const float ov[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
         const float pv[8] = {pc.x, pc.y, pc.z, pc.w, pd.x, pd.y, pd.z, pd.w};
         float ss = 0.0f;
 #pragma unroll
@@ -180,12 +164,12 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
 
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
     float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
-    float *h, signed char *qa, float *da, float *sa, int n, int mode, int parts) {
-    norm_tail_cl<false>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, parts);
+    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+    norm_tail_cl<false>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl1(
     float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
-    float *h, signed char *qa, float *da, float *sa, int n, int mode, int parts) {
-    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, parts);
+    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
 }

@@ -131,9 +131,6 @@ struct Scratch {
     gate: CudaSlice<f32>,
     attn: CudaSlice<f32>,
     o: CudaSlice<f32>,
-    /// The FFN down projection's partial rows (`DecodeTuning::down_split`): up to one per
-    /// super-block of n_ff, n_embd values each.
-    o_parts: CudaSlice<f32>,
     g: CudaSlice<f32>,
     u: CudaSlice<f32>,
     logits: CudaSlice<f32>,
@@ -331,7 +328,6 @@ impl<'m> CudaSession<'m> {
             gate: zeros(c.q_dim())?,
             attn: zeros(c.q_dim())?,
             o: zeros(c.n_embd)?,
-            o_parts: zeros(c.n_embd * (c.n_ff / 256).max(1))?,
             g: zeros(c.n_ff)?,
             u: zeros(c.n_ff)?,
             logits: zeros(c.n_vocab)?,

@@ -18,7 +18,7 @@ use super::{elems, kernel, one_block, splits_of, CudaSession};
 use crate::cuda::launch::{launch_ex, KArg as Arg};
 use crate::cuda::seg::{QkvFold, SEG_TYPES};
 use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::Glimmer;
 use crate::weights::{LayerWeights, Matrix};
 use muser_gguf::GgmlType;
@@ -126,42 +126,6 @@ fn project(
     Ok(false)
 }
 
-/// The FFN down projection `m` with its rows in slices of `per` super-blocks
-/// (`DecodeTuning::down_split`) into `y` (the session's `o_parts`): returns the number of
-/// partial rows, or `None` (nothing launched) where the split kernels do not apply.
-#[allow(clippy::too_many_arguments)]
-fn down_split(
-    cuda: &Cuda,
-    model: &Glimmer,
-    prof: &super::Prof,
-    m: &Matrix,
-    y: &mut CudaSlice<f32>,
-    act: &Q8Act,
-    kern: SegKernel,
-    per: usize,
-) -> Result<Option<usize>> {
-    let q6 = m.ty == GgmlType::Q6_K;
-    let wd = if q6 {
-        cuda.device_q6k_split(&model.weights, m)?
-    } else {
-        cuda.device_weights(&model.weights, m)?
-    };
-    let mut seg = Seg {
-        ty: m.ty,
-        split: q6,
-        w: wd.as_view(),
-        y: y.as_view_mut(),
-        n_out: m.n_out,
-    };
-    let parts = cuda.matvec1_split(kern, &mut seg, act, m.n_in, per)?;
-    if let Some(p) = parts {
-        super::mark(cuda, prof, m.row_bytes() * m.n_out, || {
-            format!("mv ffn_down {} (split {p})", m.ty)
-        })?;
-    }
-    Ok(parts)
-}
-
 /// `blk.12.attn_q.weight` → `attn_q`.
 fn short(name: &str) -> &str {
     let s = name.strip_suffix(".weight").unwrap_or(name);
@@ -183,22 +147,10 @@ impl CudaSession<'_> {
         }
     }
 
-    /// Whether the norm tails run as the cluster kernel (`DecodeTuning::cluster_norm`, sm_90,
-    /// rows of a multiple of 256 values).
-    fn cluster_tail(&self) -> bool {
-        let n = self.model.cfg.n_embd;
-        self.cuda.decode_tuning().cluster_norm
-            && self.cuda.compute_capability.0 >= 9
-            && n % 256 == 0
-            && n <= 65_536
-    }
-
     /// `mode` as the kernel's: 0 plain norm, 1 weightless entry norm first, 2 post-norm tail
     /// (`o` with weights `wp`) first. Writes `h` and, when `q8`, its int8 row.
     /// `pf`: the L2 prefetch ranges of the next matvec (`prefetch_args`), fetched by extra
     /// clusters of the cluster launch (`DecodeTuning::l2_prefetch`).
-    /// `parts` > 1: `o` is that many partial rows in `o_parts` (the split down projection),
-    /// which only the cluster tail takes.
     fn norm_tail(
         &self,
         mode: i32,
@@ -206,16 +158,14 @@ impl CudaSession<'_> {
         wn: &CudaSlice<f32>,
         q8: bool,
         pf: Option<Vec<Arg>>,
-        parts: usize,
     ) -> Result<()> {
         let c = &self.model.cfg;
         let st = self.cuda.stream();
         let s = &self.s;
         let [qa, da, sa] = self.q8_args(q8);
-        let o = if parts > 1 { &s.o_parts } else { &s.o };
         let args = [
             Arg::P(ptr(&s.x, st)),
-            Arg::P(ptr(o, st)),
+            Arg::P(ptr(&s.o, st)),
             Arg::P(wp.map_or(0, |w| ptr(w, st))),
             Arg::F(c.post_norm_eps),
             Arg::P(ptr(wn, st)),
@@ -229,7 +179,7 @@ impl CudaSession<'_> {
         ];
         let n = c.n_embd;
         let tune = self.cuda.decode_tuning();
-        if self.cluster_tail() {
+        if tune.cluster_norm && self.cuda.compute_capability.0 >= 9 && n % 256 == 0 && n <= 65_536 {
             // Eight blocks of n / 64 threads (rounded up to whole warps), 8 values each, and
             // the prefetching clusters after them.
             let extra = match (&pf, tune.l2_prefetch) {
@@ -252,12 +202,11 @@ impl CudaSession<'_> {
             };
             let f = kernel(self.cuda, name)?;
             let mut args = args.to_vec();
-            args.push(Arg::I(parts as i32));
             if with_pf {
                 args.extend(pf.into_iter().flatten());
             }
-            // SAFETY: as below (o: `parts` rows of n values, o_parts holding up to n_ff / 256
-            // of them); block b < NC_BLOCKS touches values [b n / 8, (b + 1) n / 8) only, and those blocks are the first cluster of NORM_CLUSTER blocks (the
+            // SAFETY: as below; block b < NC_BLOCKS touches values [b n / 8, (b + 1) n / 8)
+            // only, and those blocks are the first cluster of NORM_CLUSTER blocks (the
             // kernel's NC_BLOCKS); the `_pf` kernels' other clusters only prefetch the ranges
             // of `prefetch_args` (live weight buffers, the bytes within them). The kernels of
             // each pair take the same arguments.
@@ -265,11 +214,6 @@ impl CudaSession<'_> {
             let tag = if one { "cl1" } else { "cl" };
             let pf = if with_pf { " + prefetch" } else { "" };
             return self.mark(|| format!("norm_tail_{tag} mode {mode}{pf}"));
-        }
-        if parts > 1 {
-            return Err(Error::Cuda(format!(
-                "{parts} partial rows for the one-block norm tail"
-            )));
         }
         // SAFETY: x, o, h and the norm weights hold n_embd values; the int8 row (when set)
         // holds at least n_embd (the session sized it for the largest activation row).
@@ -349,7 +293,7 @@ impl CudaSession<'_> {
             None => None,
         };
         // The first kernel after the embedding (or the host's row upload).
-        self.norm_tail(1, None, &self.layers[0].norms[0], q8, pf, 1)?;
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8, pf)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
             let lay = &self.layers[l];
@@ -565,7 +509,6 @@ impl CudaSession<'_> {
                     &self.layers[l].norms[4],
                     q8,
                     pf,
-                    1,
                 )?;
             }
             // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
@@ -597,32 +540,7 @@ impl CudaSession<'_> {
                 unsafe { launch(cuda, "swiglu_q8", elems(c.n_ff), &args)? };
                 self.mark(|| "swiglu_q8".into())?;
             }
-            let down_kern = kern.map(|k| {
-                let k6 = tune.q6k_kernel.filter(|_| w.ffn_down.ty == GgmlType::Q6_K);
-                k6.unwrap_or(k)
-            });
-            // The int8 row: SwiGLU's own where it is folded into gate/up.
-            let down_act = if swiglu_folded {
-                &self.act_ff
-            } else {
-                &self.act
-            };
-            // The down projection's partial rows (DecodeTuning::down_split: with the
-            // one-matrix kernels and the cluster tail that adds them) or its row.
-            let per = match (tune.down_split, w.ffn_down.ty) {
-                (Some(d), GgmlType::Q4_K) => Some(d.q4k),
-                (Some(d), GgmlType::Q6_K) => Some(d.q6k),
-                _ => None,
-            }
-            .filter(|_| tune.one_matrix && self.cluster_tail());
-            let parts = match (down_kern, per) {
-                (Some(k), Some(per)) => {
-                    let y = &mut self.s.o_parts;
-                    down_split(cuda, model, &self.prof, &w.ffn_down, y, down_act, k, per)?
-                }
-                _ => None,
-            };
-            if parts.is_none() {
+            {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -630,7 +548,15 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.ffn_down, &mut s.o)],
                     &s.g,
-                    down_kern.map(|k| (down_act, k)),
+                    kern.map(|k| {
+                        let k6 = tune.q6k_kernel.filter(|_| w.ffn_down.ty == GgmlType::Q6_K);
+                        let act = if swiglu_folded {
+                            &self.act_ff
+                        } else {
+                            &self.act
+                        };
+                        (act, k6.unwrap_or(k))
+                    }),
                     None,
                     None,
                 )?;
@@ -645,8 +571,7 @@ impl CudaSession<'_> {
                 &self.output_norm
             };
             if !omit.norm_tails || l + 1 == n_layer {
-                let parts = parts.unwrap_or(1);
-                self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pf, parts)?;
+                self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pf)?;
             }
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.
