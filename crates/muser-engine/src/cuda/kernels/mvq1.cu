@@ -51,11 +51,25 @@ struct Q4Act {
 // hd, q0, q1; and the activations of super-block b for quarter k into the Q4Act x. Macros, so
 // that each loop keeps its own instruction order (as inline functions they moved address
 // arithmetic in q4k_rows's PTX).
+// Weight loads marked evict-first in L2 (the weights stream once per token; the activations,
+// the KV rows and the lines prefetched for the next matvec stay).
+__device__ __forceinline__ unsigned long long l2_evict_first() {
+    unsigned long long p;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ uint4 ld_w16(const void *a) {
+    uint4 v;
+    asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(a), "l"(l2_evict_first()));
+    return v;
+}
 #define Q4K_LOAD(blk, k, hd, q0, q1)                                                           \
     do {                                                                                       \
-        hd = *(const uint4 *)(blk);                                                            \
-        q0 = *(const uint4 *)((blk) + 16 + 32 * (k));                                          \
-        q1 = *(const uint4 *)((blk) + 32 + 32 * (k));                                          \
+        hd = ld_w16(blk);                                                                      \
+        q0 = ld_w16((blk) + 16 + 32 * (k));                                                    \
+        q1 = ld_w16((blk) + 32 + 32 * (k));                                                    \
     } while (0)
 #define Q4K_ACT(x, qa, da, sa, b, k)                                                           \
     const int x##_s0i = (b) * 8 + 2 * (k);                                                     \
@@ -218,9 +232,9 @@ __device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, co
         for (int r = 0; r < RR; r++) {
             const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
             const u8 *blk = w + bi * 208;
-            lo[r] = *(const uint4 *)(blk + 64 * h + 16 * p);
-            hi[r] = *(const uint4 *)(blk + 64 * h + 32 + 16 * p);
-            qh[r] = *(const uint4 *)(blk + 128 + 32 * h + 16 * p);
+            lo[r] = ld_w16(blk + 64 * h + 16 * p);
+            hi[r] = ld_w16(blk + 64 * h + 32 + 16 * p);
+            qh[r] = ld_w16(blk + 128 + 32 * h + 16 * p);
             sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
             d[r] = h2f(dv[bi]);
         }
