@@ -51,8 +51,12 @@ struct Q4Act {
 // hd, q0, q1; and the activations of super-block b for quarter k into the Q4Act x. Macros, so
 // that each loop keeps its own instruction order (as inline functions they moved address
 // arithmetic in q4k_rows's PTX).
-// Weight loads marked evict-first in L2 (the weights stream once per token; the activations,
-// the KV rows and the lines prefetched for the next matvec stay).
+// Weight loads marked evict-first in L2 (createpolicy + ld.global.L2::cache_hint; L1 as
+// before): the weights stream once per token, and the activations, the KV rows and the lines
+// the latency-bound kernels prefetch for the next matvec (DecodeTuning::l2_prefetch) stay.
+// The same bits; measured on the H200 (bench/runs/2026-11-30-h200-p p4, the two builds in
+// turn, three times): 196.1-197.8 → 201.0-201.8 tok/s at depth 0, 179.4-180.4 → 182.9-184.0
+// at depth 32768.
 __device__ __forceinline__ unsigned long long l2_evict_first() {
     unsigned long long p;
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
