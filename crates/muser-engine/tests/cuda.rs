@@ -907,7 +907,9 @@ fn measure(arg: Option<&str>) -> bool {
                 ("none", none, false),
                 ("default", t, true),
                 ("attention L1 flipped", l1(!t.attn_l1_prefetch), true),
-                ("16: 30 100 6", with(16, 30, 100, 6), true),
+                ("16: 60 100 12", with(16, 60, 100, 12), true),
+                ("16: 100 100 25", with(16, 100, 100, 25), true),
+                ("32: 60 100 12", with(32, 60, 100, 12), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
