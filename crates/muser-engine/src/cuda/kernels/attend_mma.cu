@@ -209,6 +209,7 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         ws_sh = (u32)a + 2u * (u32)(r_l * PAD + c_l * 8);
     }
     const u16 *kb = kc + kvh * HD + c_l * 8, *vb = vc + kvh * HD + c_l * 8;
+    const unsigned long long pol = l2_evict_first();
     auto load = [&](int i, int st) {
         const int c0 = cw + 4 * CH * i;
         int sl = s0 + 4 * CH * i;
@@ -221,11 +222,11 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
             const int r = r_l + RPI * j;
             const size_t off = (size_t)sl * kv_dim;
             const u32 n_bytes = c0 + r < j1 ? 16 : 0;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dk),
-                         "l"(kb + off), "r"(n_bytes)
+            asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(dk),
+                         "l"(kb + off), "r"(n_bytes), "l"(pol)
                          : "memory");
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dk + 2u * CH * PAD),
-                         "l"(vb + off), "r"(n_bytes)
+            asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(dk + 2u * CH * PAD),
+                         "l"(vb + off), "r"(n_bytes), "l"(pol)
                          : "memory");
             dk += 2u * RPI * PAD;
             sl += RPI;

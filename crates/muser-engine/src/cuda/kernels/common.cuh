@@ -139,3 +139,11 @@ __device__ __forceinline__ float2 qk_pair(float x0, float x1, float scale, float
     return make_float2(__fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s)),
                        __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c)));
 }
+
+// An L2 cache policy marking lines evict-first (for data read once per token: the weights,
+// the long caches' KV rows), as the operand of an `.L2::cache_hint` load.
+__device__ __forceinline__ unsigned long long l2_evict_first() {
+    unsigned long long p;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}

@@ -57,11 +57,6 @@ struct Q4Act {
 // The same bits; measured on the H200 (bench/runs/2026-11-30-h200-p p4, the two builds in
 // turn, three times): 196.1-197.8 → 201.0-201.8 tok/s at depth 0, 179.4-180.4 → 182.9-184.0
 // at depth 32768.
-__device__ __forceinline__ unsigned long long l2_evict_first() {
-    unsigned long long p;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
 __device__ __forceinline__ uint4 ld_w16(const void *a) {
     uint4 v;
     asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
