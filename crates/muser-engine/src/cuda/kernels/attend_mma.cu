@@ -209,6 +209,8 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         ws_sh = (u32)a + 2u * (u32)(r_l * PAD + c_l * 8);
     }
     const u16 *kb = kc + kvh * HD + c_l * 8, *vb = vc + kvh * HD + c_l * 8;
+    // K/V rows evict-first in L2, as the weights (mvq1.cu): the same bits, 180.1-180.9 →
+    // 180.5-181.5 tok/s at depth 32768 (bench/runs/2026-11-30-h200-p p5).
     const unsigned long long pol = l2_evict_first();
     auto load = [&](int i, int st) {
         const int c0 = cw + 4 * CH * i;
