@@ -1,10 +1,13 @@
 // One-token (decode) int8-activation matvec kernels for Q4_K and Q6_K, the ones every decode
 // step spends its time in. Same numerics as q8act.cu (int8 activations in blocks of 32 with
 // scale d and d·Σq; dp4a), different work split: 4 Q4_K or 2 Q6_K rows per warp (RR4/RR6),
-// plain 16-byte weight loads (streaming loads, L1 bypass + L2::256B, measured 10-45 % slower
-// on the H200: a lane's quant loads share L1 lines), the Q4_K block header as one 16-byte
-// load unpacked branch-free, and Q6_K either in the file layout (2-byte loads) or in the split
-// layout written by q6k_split (16-byte loads; what the decode session uses).
+// 16-byte weight loads through L1 and evict-first in L2 (`ld_w16`; streaming loads, L1 bypass
+// + L2::256B, measured 10-45 % slower on the H200: a lane's quant loads share L1 lines; the
+// prefetch-size hints .L2::256B / .L2::128B 5.5 % / 1 % slower, L1 evict-first and the
+// non-coherent path no different, bench/runs/2026-11-30-h200-p p7, p8), the Q4_K block
+// header as one 16-byte load unpacked branch-free, and Q6_K either in the file layout (2-byte
+// loads) or in the split layout written by q6k_split (16-byte loads; what the decode session
+// uses).
 // Measured on the H200 (matvec only): Q4_K 19968x6656 3,226 GB/s, 6656x19968 3,419; Q6_K split
 // 3,133 / 2,903 (bench/runs/2026-11-30-h200-b).
 //

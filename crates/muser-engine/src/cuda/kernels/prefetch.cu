@@ -11,7 +11,11 @@
 // (no extra block) lost 4-10 %; so did larger fractions. A separate prefetch kernel forked
 // beside these kernels on a side stream of the graph measured 2-13 % slower. The extra blocks
 // issuing one cp.async.bulk.prefetch.L2 per 16 KB instead measured 27 % slower at every
-// block count and fraction (193.3 → 140-141.6 tok/s, bench/runs/2026-11-30-h200-n n3).
+// block count and fraction (193.3 → 140-141.6 tok/s, bench/runs/2026-11-30-h200-n n3). With
+// the weight loads evict-first in L2 (mvq1.cu) the sweep was repeated: larger fractions still
+// lose (16 blocks, 60/100/12 %: 197.5 → 190.4 tok/s), and the prefetched lines marked
+// evict-last (prefetch.global.L2::evict_last) lose a little (bench/runs/2026-11-30-h200-p p5,
+// p9).
 #define PF_ARGS const u8 *p0, int n0, const u8 *p1, int n1, const u8 *p2, int n2, const u8 *p3, int n3
 
 // Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
