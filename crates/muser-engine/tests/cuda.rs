@@ -16,8 +16,8 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, Q8Act, Seg,
-    SegKernel,
+    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, MmaAttn,
+    Q8Act, Seg, SegKernel,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -910,6 +910,25 @@ fn measure(arg: Option<&str>) -> bool {
                 ("16: 60 100 12", with(16, 60, 100, 12), true),
                 ("16: 100 100 25", with(16, 100, 100, 25), true),
                 ("32: 60 100 12", with(32, 60, 100, 12), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention's shapes (its chunk and ring, the rows per split of long
+        // caches, the shortest cache it takes) against the default.
+        Some("mma") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let with = |m: MmaAttn| DecodeTuning {
+                attn_mma: Some(m),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("long splits 256", with(MmaAttn { split_rows_long: 256, ..m }), false),
+                ("long splits 1024", with(MmaAttn { split_rows_long: 1024, ..m }), false),
+                ("chunk 32 x 2", with(MmaAttn { chunk: 32, ..m }), false),
+                ("chunk 16 x 4", with(MmaAttn { stages: 4, ..m }), false),
+                ("from 4096 rows", with(MmaAttn { min_capacity: 4096, ..m }), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
