@@ -58,7 +58,7 @@ struct Q4Act {
 // before): the weights stream once per token, and the activations, the KV rows and the lines
 // the latency-bound kernels prefetch for the next matvec (DecodeTuning::l2_prefetch) stay.
 // The same bits; measured on the H200 (bench/runs/2026-11-30-h200-p p4, the two builds in
-// turn, three times): 196.1-197.8 → 201.0-201.8 tok/s at depth 0, 179.4-180.4 → 182.9-184.0
+// turn, three times): 196.1-197.8 → 201.0-201.8 tok/s at depth 0, 179.4-180.4 → 183.0-184.0
 // at depth 32768.
 __device__ __forceinline__ uint4 ld_w16(const void *a) {
     uint4 v;
