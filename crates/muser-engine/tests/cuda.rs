@@ -918,17 +918,23 @@ fn measure(arg: Option<&str>) -> bool {
         Some("mma") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let m = t.attn_mma.unwrap_or_default();
-            let with = |m: MmaAttn| DecodeTuning {
-                attn_mma: Some(m),
+            let with = |chunk, stages, min_capacity, split_rows_long| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    chunk,
+                    stages,
+                    min_capacity,
+                    split_rows_long,
+                }),
                 ..t
             };
+            let (c, st, mc, sl) = (m.chunk, m.stages, m.min_capacity, m.split_rows_long);
             let v = [
                 ("default", t, false),
-                ("long splits 256", with(MmaAttn { split_rows_long: 256, ..m }), false),
-                ("long splits 1024", with(MmaAttn { split_rows_long: 1024, ..m }), false),
-                ("chunk 32 x 2", with(MmaAttn { chunk: 32, ..m }), false),
-                ("chunk 16 x 4", with(MmaAttn { stages: 4, ..m }), false),
-                ("from 4096 rows", with(MmaAttn { min_capacity: 4096, ..m }), false),
+                ("long splits 256", with(c, st, mc, 256), false),
+                ("long splits 1024", with(c, st, mc, 1024), false),
+                ("chunk 32 x 2", with(32, st, mc, sl), false),
+                ("chunk 16 x 4", with(c, 4, mc, sl), false),
+                ("from 4096 rows", with(c, st, 4096, sl), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

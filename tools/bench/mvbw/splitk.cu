@@ -10,7 +10,7 @@
 // slice, Q6_K 32.1 → 31.4 at 16, Q/K/V/gate 12.6 → 11.3 at 8, the output projection
 // unchanged. In the step (branch cuda-down-split, p3) the down split lost: 193.3 → 191.8
 // tok/s (8/16), 193.0 (16/16): the norm tail's extra partial-row loads cost what the matvec
-// gained.
+// gained; with the weights evict-first in L2 (p6) it is neutral (199.3 → 198.9 / 199.1).
 #ifndef MVBW_DEVICE_ONLY
 #include <cstdio>
 #include <cstdlib>
