@@ -21,19 +21,6 @@ __global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
     }
 }
 
-// q4k_rows's per-lane constants (lane, super-blocks per row nb, row bytes, quarter k, its
-// scale shift and half) and RR zeroed accumulators, for the benchmarks' variants of its loop
-// (inside a function with an `n_in` parameter).
-#define Q4K_LANE(RR)                                                                           \
-    const int lane = threadIdx.x & 31;                                                         \
-    const int nb = n_in >> 8;                                                                  \
-    const size_t row_bytes = (size_t)nb * 144;                                                 \
-    const int k = lane & 3;                                                                    \
-    const int sh = 16 * (k & 1);                                                               \
-    const bool upper = k >= 2;                                                                 \
-    float acc[RR];                                                                             \
-    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f
-
 // A loop trip's weights of rows row0 .. row0 + RR at super-block b into hd/q0/q1[r] (the
 // loads of q4k_rows: rows past n_out read the last row), and the RR rows' warp sums written
 // by lane 0 to y[0 .. RR) where below n_out: the pieces every variant of the loop shares.
@@ -79,6 +66,14 @@ __global__ void fill_d16(u16 *d, unsigned long long n) {
 }
 
 #ifndef MVBW_DEVICE_ONLY
+// An int8 activation row of n values with its scales, allocated and filled (fill_i8, seed 5).
+static void act_i8(signed char **qa, float **da, float **sa, int n) {
+    CK(cudaMalloc(qa, n));
+    CK(cudaMalloc(da, n / 32 * 4));
+    CK(cudaMalloc(sa, n / 32 * 4));
+    fill_i8<<<64, 256>>>(*qa, *da, *sa, n, 5);
+}
+
 // Median of 7 timings of `reps` launches (CUDA events), after 4 warm-up launches, in µs per launch.
 template <typename F>
 static double time_us(F launch, int reps) {

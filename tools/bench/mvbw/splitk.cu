@@ -28,121 +28,24 @@
 // The K slices: slice s of S covers super-blocks [s * per, min((s + 1) * per, nb)).
 struct Slices { int S, per; };
 
-// q4k_rows's lane layout over super-blocks [sb0, sb1) of rows row0 .. row0 + RR.
-template <int RR>
-__device__ __forceinline__ void q4k_rows_k(const u8 *w, const signed char *qa, const float *da,
-                                           const float *sa, float *y, int n_in, int n_out,
-                                           int row0, int sb0, int sb1) {
-    Q4K_LANE(RR);
-    for (int b = sb0 + (lane >> 2); b < sb1; b += 8) {
-        uint4 hd[RR], q0[RR], q1[RR];
-        Q4K_TRIP(RR, w, row0, n_out, row_bytes, b, k, hd, q0, q1);
-        Q4K_ACT(x, qa, da, sa, b, k);
-#pragma unroll
-        for (int r = 0; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
-    }
-    Q4K_STORE(RR, acc, y, row0, n_out);
-}
-
 // Block b: slice b / groups (slice-major, SM = 1) or b % S (group-major, SM = 0); its group
-// of 4 warps x RR rows. Output y[slice * n_out + row].
-template <int RR, int MINB, int SM>
+// of 4 warps x RR rows over the slice, through the engine's q4k_rows_k (Q6 = 0) or
+// q6ks_rows_k (split-layout Q6_K). Output y[slice * n_out + row].
+template <int RR, int MINB, int SM, int Q6>
 __global__ void __launch_bounds__(128, MINB)
-    q4k_sk(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-           const float *sa, int n_in, Slices sl) {
+    mv_sk(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
+          const float *sa, int n_in, Slices sl) {
     const int groups = (n_out + 4 * RR - 1) / (4 * RR);
     const int s = SM ? blockIdx.x / groups : blockIdx.x % sl.S;
     const int g = SM ? blockIdx.x % groups : blockIdx.x / sl.S;
     const int row0 = (g * 4 + (threadIdx.x >> 5)) * RR;
     if (row0 >= n_out) return;
     const int nb = n_in >> 8, sb0 = s * sl.per, sb1 = min(nb, sb0 + sl.per);
-    q4k_rows_k<RR>(w, qa, da, sa, y + (size_t)s * n_out + row0, n_in, n_out, row0, sb0, sb1);
-}
-
-// q6ks_rows over super-blocks [sb0, sb1).
-template <int RR>
-__device__ __forceinline__ void q6ks_rows_k(const u8 *w, const signed char *qa, const float *da,
-                                            float *y, int n_in, int n_out, int row0, int sb0,
-                                            int sb1) {
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);
-    const int h = (lane >> 1) & 1, p = lane & 1;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = sb0 + (lane >> 2); b < sb1; b += 8) {
-        uint4 lo[RR], hi[RR], qh[RR];
-        uint2 sc[RR];
-        float d[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
-            const u8 *blk = w + bi * 208;
-            lo[r] = *(const uint4 *)(blk + 64 * h + 16 * p);
-            hi[r] = *(const uint4 *)(blk + 64 * h + 32 + 16 * p);
-            qh[r] = *(const uint4 *)(blk + 128 + 32 * h + 16 * p);
-            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
-            d[r] = h2f(dv[bi]);
-        }
-        uint4 a[4];
-        float dx[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int sub = b * 8 + 4 * h + u;
-            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);
-            dx[u] = da[sub];
-        }
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};
-            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};
-            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};
-            const u32 a4[4][4] = {{a[0].x, a[0].y, a[0].z, a[0].w},
-                                  {a[1].x, a[1].y, a[1].z, a[1].w},
-                                  {a[2].x, a[2].y, a[2].z, a[2].w},
-                                  {a[3].x, a[3].y, a[3].z, a[3].w}};
-            int iu[4] = {0, 0, 0, 0};
-#pragma unroll
-            for (int wd = 0; wd < 4; wd++) {
-                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);
-                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);
-                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);
-                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);
-                iu[0] = __dp4a((int)__vsub4(b1, 0x20202020u), (int)a4[0][wd], iu[0]);
-                iu[1] = __dp4a((int)__vsub4(b2, 0x20202020u), (int)a4[1][wd], iu[1]);
-                iu[2] = __dp4a((int)__vsub4(b3, 0x20202020u), (int)a4[2][wd], iu[2]);
-                iu[3] = __dp4a((int)__vsub4(b4, 0x20202020u), (int)a4[3][wd], iu[3]);
-            }
-            const u32 s01 = sc[r].x, s23 = sc[r].y;
-            float s = 0.f;
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const u32 word = u < 2 ? s01 : s23;
-                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);
-                s += (d[r] * sv) * dx[u] * (float)iu[u];
-            }
-            acc[r] += s;
-        }
-    }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = v;
-    }
-}
-
-template <int RR, int MINB, int SM>
-__global__ void __launch_bounds__(128, MINB)
-    q6ks_sk(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-            const float *sa, int n_in, Slices sl) {
-    const int groups = (n_out + 4 * RR - 1) / (4 * RR);
-    const int s = SM ? blockIdx.x / groups : blockIdx.x % sl.S;
-    const int g = SM ? blockIdx.x % groups : blockIdx.x / sl.S;
-    const int row0 = (g * 4 + (threadIdx.x >> 5)) * RR;
-    if (row0 >= n_out) return;
-    const int nb = n_in >> 8, sb0 = s * sl.per, sb1 = min(nb, sb0 + sl.per);
-    q6ks_rows_k<RR>(w, qa, da, y + (size_t)s * n_out + row0, n_in, n_out, row0, sb0, sb1);
+    float *out = y + (size_t)s * n_out + row0;
+    if (Q6)
+        q6ks_rows_k<RR>(w, qa, da, sa, out, n_in, n_out, row0, sb0, sb1, 0, 1.0f, 0.0f);
+    else
+        q4k_rows_k<RR>(w, qa, da, sa, out, n_in, n_out, row0, sb0, sb1, 0, 1.0f, 0.0f);
 }
 
 #ifndef MVBW_DEVICE_ONLY
@@ -152,12 +55,9 @@ typedef void (*Kern)(const u8 *, int, float *, const signed char *, const float 
 int main() {
     signed char *qa;
     float *da, *sa, *ref, *y;
-    CK(cudaMalloc(&qa, 19968));
-    CK(cudaMalloc(&da, 19968 / 32 * 4));
-    CK(cudaMalloc(&sa, 19968 / 32 * 4));
+    act_i8(&qa, &da, &sa, 19968);
     CK(cudaMalloc(&ref, 8704 * 4));
     CK(cudaMalloc(&y, 16 * 8704 * 4));
-    fill_i8<<<64, 256>>>(qa, da, sa, 19968, 5);
     struct Shape { const char *name; int n_out, n_in, q6; int sets; };
     for (Shape sh : {Shape{"down Q4_K 6656x19968", 6656, 19968, 0, 4},
                      Shape{"down Q6_K 6656x19968", 6656, 19968, 1, 3},
@@ -207,26 +107,26 @@ int main() {
             }
         };
         if (sh.q6) {
-            variant("RR4 lb4 group-major", q6ks_sk<4, 4, 0>, 4, nb);
-            variant("RR4 lb4 group-major", q6ks_sk<4, 4, 0>, 4, 40);
-            variant("RR4 lb4 slice-major", q6ks_sk<4, 4, 1>, 4, 40);
-            variant("RR4 lb4 group-major", q6ks_sk<4, 4, 0>, 4, 26);
-            variant("RR4 lb4 slice-major", q6ks_sk<4, 4, 1>, 4, 26);
-            variant("RR4 lb4 group-major", q6ks_sk<4, 4, 0>, 4, 16);
-            variant("RR4 lb4 slice-major", q6ks_sk<4, 4, 1>, 4, 16);
-            variant("RR2 lb6 group-major", q6ks_sk<2, 6, 0>, 2, 40);
-            variant("RR2 lb6 group-major", q6ks_sk<2, 6, 0>, 2, 16);
+            variant("RR4 lb4 group-major", mv_sk<4, 4, 0, 1>, 4, nb);
+            variant("RR4 lb4 group-major", mv_sk<4, 4, 0, 1>, 4, 40);
+            variant("RR4 lb4 slice-major", mv_sk<4, 4, 1, 1>, 4, 40);
+            variant("RR4 lb4 group-major", mv_sk<4, 4, 0, 1>, 4, 26);
+            variant("RR4 lb4 slice-major", mv_sk<4, 4, 1, 1>, 4, 26);
+            variant("RR4 lb4 group-major", mv_sk<4, 4, 0, 1>, 4, 16);
+            variant("RR4 lb4 slice-major", mv_sk<4, 4, 1, 1>, 4, 16);
+            variant("RR2 lb6 group-major", mv_sk<2, 6, 0, 1>, 2, 40);
+            variant("RR2 lb6 group-major", mv_sk<2, 6, 0, 1>, 2, 16);
         } else {
-            variant("RR4 lb5 group-major", q4k_sk<4, 5, 0>, 4, nb);
-            variant("RR4 lb5 group-major", q4k_sk<4, 5, 0>, 4, (nb + 1) / 2);
-            variant("RR4 lb5 slice-major", q4k_sk<4, 5, 1>, 4, (nb + 1) / 2);
-            variant("RR4 lb5 group-major", q4k_sk<4, 5, 0>, 4, 16);
-            variant("RR4 lb5 slice-major", q4k_sk<4, 5, 1>, 4, 16);
-            variant("RR4 lb5 group-major", q4k_sk<4, 5, 0>, 4, 8);
-            variant("RR4 lb5 slice-major", q4k_sk<4, 5, 1>, 4, 8);
-            variant("RR4 lb5 group-major", q4k_sk<4, 5, 0>, 4, (nb + 2) / 3);
-            variant("RR2 lb8 group-major", q4k_sk<2, 8, 0>, 2, (nb + 1) / 2);
-            variant("RR2 lb8 group-major", q4k_sk<2, 8, 0>, 2, 16);
+            variant("RR4 lb5 group-major", mv_sk<4, 5, 0, 0>, 4, nb);
+            variant("RR4 lb5 group-major", mv_sk<4, 5, 0, 0>, 4, (nb + 1) / 2);
+            variant("RR4 lb5 slice-major", mv_sk<4, 5, 1, 0>, 4, (nb + 1) / 2);
+            variant("RR4 lb5 group-major", mv_sk<4, 5, 0, 0>, 4, 16);
+            variant("RR4 lb5 slice-major", mv_sk<4, 5, 1, 0>, 4, 16);
+            variant("RR4 lb5 group-major", mv_sk<4, 5, 0, 0>, 4, 8);
+            variant("RR4 lb5 slice-major", mv_sk<4, 5, 1, 0>, 4, 8);
+            variant("RR4 lb5 group-major", mv_sk<4, 5, 0, 0>, 4, (nb + 2) / 3);
+            variant("RR2 lb8 group-major", mv_sk<2, 8, 0, 0>, 2, (nb + 1) / 2);
+            variant("RR2 lb8 group-major", mv_sk<2, 8, 0, 0>, 2, 16);
         }
         for (auto p : ws) CK(cudaFree(p));
     }

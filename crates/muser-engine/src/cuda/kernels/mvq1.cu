@@ -105,38 +105,58 @@ __device__ __forceinline__ float q4k_term(const uint4 &hd, const uint4 &q0, cons
     return d0 * x.dx.x * (float)i0 - m0f * x.sx.x + d1 * x.dx.y * (float)i1 - m1f * x.sx.y;
 }
 
-// Rows row0 .. row0 + RR of a Q4_K matrix, written to y[0 .. RR) (those below n_out). Lane =
-// (block slot 0..7, quarter k 0..3).
-template <int RR>
-__device__ __forceinline__ void q4k_rows(const u8 *w, const signed char *qa, const float *da,
-                                         const float *sa, float *y, int n_in, int n_out,
-                                         int row0, int post, float scale, float cap) {
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const size_t row_bytes = (size_t)nb * 144;
-    const int k = lane & 3;
-    const int sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = lane >> 2; b < nb; b += 8) {
-        uint4 hd[RR], q0[RR], q1[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144;
-            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);
-        }
-        Q4K_ACT(x, qa, da, sa, b, k);
-#pragma unroll
-        for (int r = 0; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
+// q4k_rows's per-lane constants (lane, super-blocks per row nb, row bytes, quarter k, its
+// scale shift and half) and RR zeroed accumulators (inside a function with an `n_in`
+// parameter; also the microbenchmarks' variants of the loop, tools/bench/mvbw).
+#define Q4K_LANE(RR)                                                                           \
+    const int lane = threadIdx.x & 31;                                                         \
+    const int nb = n_in >> 8;                                                                  \
+    const size_t row_bytes = (size_t)nb * 144;                                                 \
+    const int k = lane & 3;                                                                    \
+    const int sh = 16 * (k & 1);                                                               \
+    const bool upper = k >= 2;                                                                 \
+    float acc[RR];                                                                             \
+    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f
+
+// The body of q4k_rows / q4k_rows_k: the lane's super-blocks b = START, START + 8, .. < END.
+// A macro so that q4k_rows compiles as it did before q4k_rows_k existed (the same SASS).
+#define Q4K_ROWS_BODY(START, END)                                                              \
+    Q4K_LANE(RR);                                                                              \
+    for (int b = START; b < END; b += 8) {                                                     \
+        uint4 hd[RR], q0[RR], q1[RR];                                                          \
+        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
+            const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 144; \
+            Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);                                             \
+        }                                                                                      \
+        Q4K_ACT(x, qa, da, sa, b, k);                                                          \
+        _Pragma("unroll") for (int r = 0; r < RR; r++)                                         \
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);                             \
+    }                                                                                          \
+    _Pragma("unroll") for (int r = 0; r < RR; r++) {                                           \
+        const float s = warp_sum(acc[r]);                                                      \
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(s, post, scale, cap);                \
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float s = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = post_op(s, post, scale, cap);
+
+// NAME: rows row0 .. row0 + RR of the matrix, written to y[0 .. RR) (those below n_out);
+// NAME_k: the same over super-blocks [sb0, sb1) of each row only (the K range split over
+// blocks of tools/bench/mvbw/splitk.cu; not used by the session, bench/runs/2026-11-30-h200-p).
+#define ROWS_FNS(NAME, BODY)                                                                   \
+    template <int RR>                                                                          \
+    __device__ __forceinline__ void NAME(const u8 *w, const signed char *qa, const float *da,  \
+                                         const float *sa, float *y, int n_in, int n_out,       \
+                                         int row0, int post, float scale, float cap) {         \
+        BODY(lane >> 2, nb)                                                                    \
+    }                                                                                          \
+    template <int RR>                                                                          \
+    __device__ __forceinline__ void NAME##_k(const u8 *w, const signed char *qa,               \
+                                             const float *da, const float *sa, float *y,       \
+                                             int n_in, int n_out, int row0, int sb0, int sb1,  \
+                                             int post, float scale, float cap) {               \
+        BODY(sb0 + (lane >> 2), sb1)                                                           \
     }
-}
+
+// Q4_K rows; lane = (block slot 0..7, quarter k 0..3).
+ROWS_FNS(q4k_rows, Q4K_ROWS_BODY)
 
 __device__ __forceinline__ u32 ld_u16(const u8 *p) { return *(const u16 *)p; }
 
@@ -215,79 +235,72 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
 // (block slot 0..7, half h, part p): 16 elements l = 16p .. 16p + 15 of half h in each of its
 // four 32-element groups u, from three 16-byte loads (ql, ql + 32, qh) where the file's
 // 210-byte blocks allow only 2-byte loads (13 loads per 24 bytes; 1.9-2.4 TB/s measured).
-template <int RR>
-__device__ __forceinline__ void q6ks_rows(const u8 *w, const signed char *qa, const float *da,
-                                          const float *sa, float *y, int n_in, int n_out,
-                                          int row0, int post, float scale, float cap) {
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);
-    const int h = (lane >> 1) & 1, p = lane & 1;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = lane >> 2; b < nb; b += 8) {
-        uint4 lo[RR], hi[RR], qh[RR];
-        uint2 sc[RR];
-        float d[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;
-            const u8 *blk = w + bi * 208;
-            lo[r] = ld_w16(blk + 64 * h + 16 * p);
-            hi[r] = ld_w16(blk + 64 * h + 32 + 16 * p);
-            qh[r] = ld_w16(blk + 128 + 32 * h + 16 * p);
-            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);
-            d[r] = h2f(dv[bi]);
-        }
-        // Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elements 16p .. 16p + 15.
-        uint4 a[4];
-        float dx[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const int sub = b * 8 + 4 * h + u;
-            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);
-            dx[u] = da[sub];
-        }
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};
-            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};
-            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};
-            int iu[4] = {0, 0, 0, 0};
-#pragma unroll
-            for (int wd = 0; wd < 4; wd++) {
-                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);
-                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);
-                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);
-                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);
-                const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w),
-                                   (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w),
-                                   (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w),
-                                   (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)};
-                iu[0] = __dp4a((int)__vsub4(b1, 0x20202020u), aw[0], iu[0]);
-                iu[1] = __dp4a((int)__vsub4(b2, 0x20202020u), aw[1], iu[1]);
-                iu[2] = __dp4a((int)__vsub4(b3, 0x20202020u), aw[2], iu[2]);
-                iu[3] = __dp4a((int)__vsub4(b4, 0x20202020u), aw[3], iu[3]);
-            }
-            // Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc).
-            const u32 s01 = sc[r].x, s23 = sc[r].y;
-            float s = 0.f;
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const u32 word = u < 2 ? s01 : s23;
-                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);
-                s += (d[r] * sv) * dx[u] * (float)iu[u];
-            }
-            acc[r] += s;
-        }
+// The body of q6ks_rows / q6ks_rows_k (a macro for the reason of Q4K_ROWS_BODY).
+#define Q6KS_ROWS_BODY(START, END)                                                             \
+    const int lane = threadIdx.x & 31;                                                         \
+    const int nb = n_in >> 8;                                                                  \
+    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);                               \
+    const int h = (lane >> 1) & 1, p = lane & 1;                                               \
+    float acc[RR];                                                                             \
+    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f;                              \
+    for (int b = START; b < END; b += 8) {                                                     \
+        uint4 lo[RR], hi[RR], qh[RR];                                                          \
+        uint2 sc[RR];                                                                          \
+        float d[RR];                                                                           \
+        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
+            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;                       \
+            const u8 *blk = w + bi * 208;                                                      \
+            lo[r] = ld_w16(blk + 64 * h + 16 * p);                                             \
+            hi[r] = ld_w16(blk + 64 * h + 32 + 16 * p);                                        \
+            qh[r] = ld_w16(blk + 128 + 32 * h + 16 * p);                                       \
+            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);                                       \
+            d[r] = h2f(dv[bi]);                                                                \
+        }                                                                                      \
+        /* Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elems 16p .. 16p + 15. */ \
+        uint4 a[4];                                                                            \
+        float dx[4];                                                                           \
+        _Pragma("unroll") for (int u = 0; u < 4; u++) {                                        \
+            const int sub = b * 8 + 4 * h + u;                                                 \
+            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);                           \
+            dx[u] = da[sub];                                                                   \
+        }                                                                                      \
+        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
+            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};                            \
+            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};                            \
+            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};                            \
+            int iu[4] = {0, 0, 0, 0};                                                          \
+            _Pragma("unroll") for (int wd = 0; wd < 4; wd++) {                                 \
+                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);         \
+                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);         \
+                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);         \
+                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);  \
+                const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w), \
+                                   (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w), \
+                                   (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w), \
+                                   (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)}; \
+                iu[0] = __dp4a((int)__vsub4(b1, 0x20202020u), aw[0], iu[0]);                   \
+                iu[1] = __dp4a((int)__vsub4(b2, 0x20202020u), aw[1], iu[1]);                   \
+                iu[2] = __dp4a((int)__vsub4(b3, 0x20202020u), aw[2], iu[2]);                   \
+                iu[3] = __dp4a((int)__vsub4(b4, 0x20202020u), aw[3], iu[3]);                   \
+            }                                                                                  \
+            /* Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc). */   \
+            const u32 s01 = sc[r].x, s23 = sc[r].y;                                            \
+            float s = 0.f;                                                                     \
+            _Pragma("unroll") for (int u = 0; u < 4; u++) {                                    \
+                const u32 word = u < 2 ? s01 : s23;                                            \
+                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);   \
+                s += (d[r] * sv) * dx[u] * (float)iu[u];                                       \
+            }                                                                                  \
+            acc[r] += s;                                                                       \
+        }                                                                                      \
+    }                                                                                          \
+    _Pragma("unroll") for (int r = 0; r < RR; r++) {                                           \
+        const float v = warp_sum(acc[r]);                                                      \
+        if (lane == 0 && row0 + r < n_out) y[r] = post_op(v, post, scale, cap);                \
     }
-#pragma unroll
-    for (int r = 0; r < RR; r++) {
-        const float v = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < n_out) y[r] = post_op(v, post, scale, cap);
-    }
-}
+
+// Split-layout Q6_K rows.
+ROWS_FNS(q6ks_rows, Q6KS_ROWS_BODY)
 
 // Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
 extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
