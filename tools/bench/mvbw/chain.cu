@@ -284,6 +284,24 @@ struct MegaArgs {
         if (threadIdx.x == 0) atomicMax(&g_tl[11 * l + (m)], gtime());                         \
     } while (0)
 
+// The persistent kernel's norm tail stand-in (every block the whole row): x = 0.5 x +
+// tanh(y / 1000) (y null: no residual term), RMS-norm, int8 into qa / da / sa.
+template <int MW>
+__device__ __forceinline__ void mega_norm(float *x, const float *y, int E, float *red,
+                                          signed char *qa, float *da, float *sa) {
+    constexpr int MT = MW * 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float ss = 0.0f;
+    for (int i = threadIdx.x; i < E; i += MT) {
+        const float v = 0.5f * x[i] + (y ? tanhf(__ldcg(y + i) * 1e-3f) : 0.0f);
+        x[i] = v;
+        ss += v * v;
+    }
+    const float sc = rsqrtf(bsum<MW>(ss, red) / E + 1e-6f);
+    for (int b = warp; b < E / 32; b += MW) quant_block32(x[b * 32 + lane] * sc, b, qa, da, sa);
+    __syncthreads();
+}
+
 template <int MW>
 __global__ void __launch_bounds__(MW * 32, 1) mega(MegaArgs A) {
     constexpr int MT = MW * 32;
@@ -303,17 +321,7 @@ __global__ void __launch_bounds__(MW * 32, 1) mega(MegaArgs A) {
     for (int l = 0; l < A.L; l++) {
         const u8 *w = A.W + A.per * l;
         // norm tail: x += y3 (zero before the first layer), RMS-norm, int8 into qa.
-        {
-            float ss = 0.0f;
-            for (int i = threadIdx.x; i < E; i += MT) {
-                const float v = 0.5f * x[i] + (l > 0 ? tanhf(__ldcg(A.y3 + i) * 1e-3f) : 0.0f);
-                x[i] = v;
-                ss += v * v;
-            }
-            const float sc = rsqrtf(bsum<MW>(ss, red) / E + 1e-6f);
-            for (int b = warp; b < E / 32; b += MW) quant_block32(x[b * 32 + lane] * sc, b, qa, da, sa);
-            __syncthreads();
-        }
+        mega_norm<MW>(x, l > 0 ? A.y3 : nullptr, E, red, qa, da, sa);
         MARK(0);
         mv_phase<MW>(w, QKVG, E, qa, da, sa, A.y1, p);
         MARK(1);
@@ -334,17 +342,7 @@ __global__ void __launch_bounds__(MW * 32, 1) mega(MegaArgs A) {
         pre_load(p, w + A.s_qkvg + A.s_o + (warp < 8 ? 0 : A.s_f), E, F, blockIdx.x * 32 + 4 * (warp & 7));
         gsync(A.ctr, target);
         MARK(5);
-        {
-            float ss = 0.0f;
-            for (int i = threadIdx.x; i < E; i += MT) {
-                const float v = 0.5f * x[i] + tanhf(__ldcg(A.y2 + i) * 1e-3f);
-                x[i] = v;
-                ss += v * v;
-            }
-            const float sc = rsqrtf(bsum<MW>(ss, red) / E + 1e-6f);
-            for (int b = warp; b < E / 32; b += MW) quant_block32(x[b * 32 + lane] * sc, b, qa, da, sa);
-            __syncthreads();
-        }
+        mega_norm<MW>(x, A.y2, E, red, qa, da, sa);
         MARK(6);
         // gate and up in 32-row groups, one per block per round: warps 0-15 take the group's
         // 16 units of 4 rows (0-7 gate, 8-15 up), warp 0 then writes its SwiGLU, quantized.

@@ -9,9 +9,5 @@ source tools/bench/with_model.sh 200
 ( time timeout 150 $P/cuda_test prefetch /tmp/g30.gguf 0 32768 ) > $OUT/prefetch.log 2>&1; echo "prefetch rc $?" >> $OUT/rc.txt
 ( time timeout 60 $P/cuda_test fold /tmp/g30.gguf 0 ) > $OUT/fold.log 2>&1; echo "fold rc $?" >> $OUT/rc.txt
 ( time timeout 100 $P/muser bench -m /tmp/g30.gguf --device cuda -p 512 -n 128 -d 0,32768 -r 5 --depth-fill synthetic --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
-$P/muser serve -m /tmp/g30.gguf --device cuda --port 8090 --parallel 8 -c 4096 --quiet > $OUT/serve.log 2>&1 &
-SRV=$!
-for i in $(seq 120); do python3 -c "import urllib.request; urllib.request.urlopen('http://localhost:8090/health')" 2>/dev/null && break; sleep 0.5; done
-for n in 1 8; do timeout 60 python3 tools/bench/serve_load.py http://localhost:8090 $n 128 20 >> $OUT/load.log 2>&1; echo "load n=$n rc $?" >> $OUT/rc.txt; done
-kill $SRV; wait $SRV 2>/dev/null
+bash tools/bench/serve_check.sh $P 60 1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >> $OUT/rc.txt
