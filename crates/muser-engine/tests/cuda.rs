@@ -938,6 +938,30 @@ fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // The sliding layers' 2,048-row rings through the per-head kernel with the merge
+        // folded in (and its output-projection prefetch) instead of the tensor-core kernel
+        // and a separate merge (not the same bits: held to the oracle's bar by parity's
+        // attention checks).
+        Some("sliding") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let per_head = |split_rows, fold| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    min_capacity: 4096,
+                    ..m
+                }),
+                split_rows,
+                fold_merge: Some(fold),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("per-head 128-row splits, fold 16", per_head(128, 16), false),
+                ("per-head 256-row splits, fold 8", per_head(256, 8), false),
+                ("per-head 512-row splits, fold 4", per_head(512, 4), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The gate/up launch as one stream of columns per warp against the passes.
         Some("flat") => run(&|| {
             let names = ["gate/up passes", "gate/up flat"];
