@@ -74,26 +74,35 @@ static void act_i8(signed char **qa, float **da, float **sa, int n) {
     fill_i8<<<64, 256>>>(*qa, *da, *sa, n, 5);
 }
 
-// Median of 7 timings of `reps` launches (CUDA events), after 4 warm-up launches, in µs per launch.
+// Median of 7 timings (CUDA events on stream st) of `reps` calls launch(0 .. reps), in ms per call.
 template <typename F>
-static double time_us(F launch, int reps) {
+static double median_ms(cudaStream_t st, int reps, F launch) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     std::vector<float> v;
-    for (int w = 0; w < 4; w++) launch(w);
-    CK(cudaDeviceSynchronize());
     for (int rep = 0; rep < 7; rep++) {
-        CK(cudaEventRecord(a));
+        CK(cudaEventRecord(a, st));
         for (int i = 0; i < reps; i++) launch(i);
-        CK(cudaEventRecord(b));
+        CK(cudaEventRecord(b, st));
         CK(cudaEventSynchronize(b));
         float ms;
         CK(cudaEventElapsedTime(&ms, a, b));
-        v.push_back(ms * 1000.0f / reps);
+        v.push_back(ms / reps);
     }
-    CK(cudaGetLastError());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
+}
+
+// median_ms of `reps` launches on the default stream after 4 warm-up launches, in µs per launch.
+template <typename F>
+static double time_us(F launch, int reps) {
+    for (int w = 0; w < 4; w++) launch(w);
+    CK(cudaDeviceSynchronize());
+    const double ms = median_ms(0, reps, launch);
+    CK(cudaGetLastError());
+    return ms * 1000.0;
 }
 #endif

@@ -465,21 +465,7 @@ int main() {
         int diff = 0;
         if (ref.empty()) ref = out;
         for (int i = 0; i < E; i++) diff += memcmp(&out[i], &ref[i], 4) != 0;
-        cudaEvent_t a, b;
-        CK(cudaEventCreate(&a));
-        CK(cudaEventCreate(&b));
-        std::vector<float> v;
-        for (int rep = 0; rep < 7; rep++) {
-            CK(cudaEventRecord(a, st));
-            for (int i = 0; i < 10; i++) CK(cudaGraphLaunch(ge, st));
-            CK(cudaEventRecord(b, st));
-            CK(cudaEventSynchronize(b));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, a, b));
-            v.push_back(ms / 10);
-        }
-        std::sort(v.begin(), v.end());
-        const double ms = v[3];
+        const double ms = median_ms(st, 10, [&](int) { CK(cudaGraphLaunch(ge, st)); });
         // One more replay with the timeline reset: per launch of a layer (averaged over layers
         // 4 .. L - 5), the gap from the previous launch's last warp to its first block, the
         // wait release after that end, and its span (first block to last warp).
@@ -552,22 +538,9 @@ int main() {
             md = std::max(md, (double)fabsf(out[i] - ref[i]));
             mx = std::max(mx, (double)fabsf(ref[i]));
         }
-        cudaEvent_t ea, eb;
-        CK(cudaEventCreate(&ea));
-        CK(cudaEventCreate(&eb));
-        std::vector<float> v;
-        for (int rep = 0; rep < 7; rep++) {
-            CK(cudaEventRecord(ea, st));
-            for (int i = 0; i < 10; i++) once();
-            CK(cudaEventRecord(eb, st));
-            CK(cudaEventSynchronize(eb));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, ea, eb));
-            v.push_back(ms / 10);
-        }
-        std::sort(v.begin(), v.end());
+        const double ms = median_ms(st, 10, [&](int) { once(); });
         printf("%-40s %7.3f ms/token  %7.1f GB/s  (%.1f us/layer)  max |dx| %.3g of max |x| %.3g (%d blocks)\n",
-               name, v[3], bytes / v[3] * 1e-6, v[3] * 1000 / L, md, mx, sms);
+               name, ms, bytes / ms * 1e-6, ms * 1000 / L, md, mx, sms);
         {
             std::vector<unsigned long long> tl(3 * TL_MAX, 0);
             CK(cudaMemcpyToSymbol(g_tl, tl.data(), tl.size() * 8));

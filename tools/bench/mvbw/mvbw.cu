@@ -256,30 +256,29 @@ int main() {
         printf("%-44s %8.2f us  %7.1f GB/s\n", name, us, bytes / us * 1e-3);
     };
     const int reps = 50;
-    report("mvq_gu_swiglu (file layout, engine)", time_us([&](int i) {
-               const int s = i % sets;
-               mvq_gu_swiglu<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
-           }, reps));
-    report("mvq_gu_swiglu_tiled", time_us([&](int i) {
-               const int s = i % sets;
-               mvq_gu_swiglu_tiled<<<grid, 128>>>(tile[s][0], tile[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
-           }, reps));
-    report("mvq_gu_swiglu_flat (engine, 13 trips)", time_us([&](int i) {
-               const int s = i % sets;
-               mvq_gu_swiglu_flat<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
-           }, reps));
-    report("mvq_gu_swiglu (file layout, engine) again", time_us([&](int i) {
-               const int s = i % sets;
-               mvq_gu_swiglu<<<grid, 128>>>(file[s][0], file[s][1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
-           }, reps));
-    report("loads only, file pattern", time_us([&](int i) {
-               const int s = i % sets;
-               rd_gu_pattern<<<grid, 128>>>(file[s][0], file[s][1], n_ff, n_in, 0, sink);
-           }, reps));
-    report("loads only, tiled pattern", time_us([&](int i) {
-               const int s = i % sets;
-               rd_gu_pattern<<<grid, 128>>>(tile[s][0], tile[s][1], n_ff, n_in, 1, sink);
-           }, reps));
+    // The gate/up launches (one signature) on the file or the tiled layout, then the loads alone.
+    typedef void (*GuKernel)(const u8 *, const u8 *, int, float *, const signed char *,
+                             const float *, const float *, int, signed char *, float *, float *);
+    const struct {
+        const char *name;
+        GuKernel k;
+        bool tiled;
+    } gu_runs[] = {
+        {"mvq_gu_swiglu (file layout, engine)", mvq_gu_swiglu, false},
+        {"mvq_gu_swiglu_tiled", mvq_gu_swiglu_tiled, true},
+        {"mvq_gu_swiglu_flat (engine, 13 trips)", mvq_gu_swiglu_flat, false},
+        {"mvq_gu_swiglu (file layout, engine) again", mvq_gu_swiglu, false},
+    };
+    for (const auto &r : gu_runs)
+        report(r.name, time_us([&](int i) {
+                   u8 *const *w = r.tiled ? tile[i % sets] : file[i % sets];
+                   r.k<<<grid, 128>>>(w[0], w[1], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+               }, reps));
+    for (int tiled : {0, 1})
+        report(tiled ? "loads only, tiled pattern" : "loads only, file pattern", time_us([&](int i) {
+                   u8 *const *w = tiled ? tile[i % sets] : file[i % sets];
+                   rd_gu_pattern<<<grid, 128>>>(w[0], w[1], n_ff, n_in, tiled, sink);
+               }, reps));
     // The streaming read covers one matrix pair as one buffer: file[s][0] and [s][1] are
     // separate allocations, so read each (half the bytes each launch, two launches).
     for (int blocks : {132 * 4, 132 * 8, 132 * 16}) {
