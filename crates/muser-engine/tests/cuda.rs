@@ -924,6 +924,7 @@ fn measure(arg: Option<&str>) -> bool {
                     stages,
                     min_capacity,
                     split_rows_long,
+                    ..m
                 }),
                 ..t
             };
@@ -935,6 +936,30 @@ fn measure(arg: Option<&str>) -> bool {
                 ("chunk 32 x 2", with(32, st, mc, sl), false),
                 ("chunk 16 x 4", with(c, 4, mc, sl), false),
                 ("from 4096 rows", with(c, st, 4096, sl), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention with f16-only products and/or the cluster merge (round r).
+        Some("mmar") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let with = |f16, cluster_merge, split_rows_long| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    f16,
+                    cluster_merge,
+                    split_rows_long,
+                    ..m
+                }),
+                ..t
+            };
+            let sl = m.split_rows_long;
+            let v = [
+                ("default", t, false),
+                ("f16", with(true, false, sl), false),
+                ("cluster merge", with(false, true, sl), false),
+                ("f16 + cluster merge", with(true, true, sl), false),
+                ("f16 + cluster merge, long splits 256", with(true, true, 256), false),
+                ("f16 + cluster merge, long splits 1024", with(true, true, 1024), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

@@ -181,6 +181,15 @@ pub struct MmaAttn {
     /// `AttnChoice` groups heads (`heads_per_block` set; otherwise, and on shorter caches,
     /// `split_rows`); at least 128, as the partials are sized for that.
     pub split_rows_long: usize,
+    /// Q and P in f16 only (the `_h` variants, 16 × 2: half the mma and no hi/lo split),
+    /// instead of f16 hi + lo parts (near f32). Changes the rounding of the scores by ~2^-12
+    /// of |q|·|k|, below the int8 rounding of the attention's output: held to the oracle's bar.
+    pub f16: bool,
+    /// The split-K merge folded into the launch through thread-block clusters along the splits
+    /// (the `_cm` variants, 16 × 2, sm_90): each cluster merges its splits through distributed
+    /// shared memory, the last cluster of a column the clusters' partials; no merge launch.
+    /// Changes the merge's summation order: held to the oracle's bar.
+    pub cluster_merge: bool,
 }
 
 impl Default for MmaAttn {
@@ -190,6 +199,8 @@ impl Default for MmaAttn {
             stages: 2,
             min_capacity: 2048,
             split_rows_long: 512,
+            f16: false,
+            cluster_merge: false,
         }
     }
 }

@@ -209,8 +209,8 @@ impl Cuda {
             .map_err(cuda_err("reading the shared memory per block"))?
             .max(0) as usize;
         if cc.0 >= 8 {
-            for &(name, hd, chunk, stages) in session::ATTN_MMA_KERNELS {
-                let smem = session::attn_mma_smem(hd, chunk, stages);
+            for k in session::ATTN_MMA_KERNELS {
+                let (name, smem) = (k.name, session::attn_mma_smem(k.head_dim, k.chunk, k.stages));
                 if smem <= max_smem {
                     decode
                         .get(name)

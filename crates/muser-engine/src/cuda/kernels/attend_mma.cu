@@ -54,7 +54,10 @@ __device__ __forceinline__ void split_pair(float x0, float x1, u32 &hi, u32 &lo)
 // (c0/c1 of a tile: row g, c2/c3: row g + 8; key column 8 nt + 2 (lane & 3) + e) over the
 // columns `keep` accepts (the others weigh 0), O += P · V over the V rows `vs` (PAD = HD + 8
 // halves per shared row). Q and P in f16 hi + lo parts.
-template <int HD, int CH, typename Keep>
+// LO: Q and P as f16 hi + lo parts (each product twice, near f32 precision); without, hi only
+// (f16 Q and P: a score error of ~2^-12 relative to |q|·|k|, below the int8 rounding of the
+// attention's output) and the exponentials through ex2.approx (__expf).
+template <int HD, int CH, bool LO, typename Keep>
 __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u32 (*qh)[4],
                                           const u32 (*ql)[4], float (*o)[4], float &m0,
                                           float &m1, float &sum0, float &sum1, float scale,
@@ -75,9 +78,9 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
                          : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
                          : "r"((u32)a));
             mma16816(sc[nt], qh[2 * p], b0, b1);
-            mma16816(sc[nt], ql[2 * p], b0, b1);
+            if (LO) mma16816(sc[nt], ql[2 * p], b0, b1);
             mma16816(sc[nt], qh[2 * p + 1], b2, b3);
-            mma16816(sc[nt], ql[2 * p + 1], b2, b3);
+            if (LO) mma16816(sc[nt], ql[2 * p + 1], b2, b3);
         }
     }
     // Online softmax: c0/c1 of a tile are head g, c2/c3 head g + 8; columns 8 nt + 2t + e.
@@ -97,7 +100,8 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
     mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
     mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    const float corr0 = expf(m0 - mx0), corr1 = expf(m1 - mx1);
+    const auto ex = [](float x) { return LO ? expf(x) : __expf(x); };
+    const float corr0 = ex(m0 - mx0), corr1 = ex(m1 - mx1);
     m0 = mx0;
     m1 = mx1;
     float ps0 = 0.0f, ps1 = 0.0f;
@@ -106,8 +110,8 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
 #pragma unroll
         for (int e = 0; e < 2; e++) {
             const bool ok = keep(8 * nt + 2 * t + e);
-            sc[nt][e] = ok ? expf(sc[nt][e] - m0) : 0.0f;
-            sc[nt][2 + e] = ok ? expf(sc[nt][2 + e] - m1) : 0.0f;
+            sc[nt][e] = ok ? ex(sc[nt][e] - m0) : 0.0f;
+            sc[nt][2 + e] = ok ? ex(sc[nt][2 + e] - m1) : 0.0f;
             ps0 += sc[nt][e];
             ps1 += sc[nt][2 + e];
         }
@@ -144,17 +148,45 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
                          : "=r"(b0), "=r"(b1), "=r"(b2), "=r"(b3)
                          : "r"((u32)a));
             mma16816(o[2 * qd], ah, b0, b1);
-            mma16816(o[2 * qd], al, b0, b1);
+            if (LO) mma16816(o[2 * qd], al, b0, b1);
             mma16816(o[2 * qd + 1], ah, b2, b3);
-            mma16816(o[2 * qd + 1], al, b2, b3);
+            if (LO) mma16816(o[2 * qd + 1], al, b2, b3);
         }
     }
 }
 
-template <int HD, int CH, int NS>
+// The cluster merge's second level (CM, n_cl > 1): each rank-r block wrote its heads' merged
+// partials for its cluster at split index `cl` of n_cl; the last of the n_cl rank-r blocks of
+// the column (counter cnt[col · cs + r], set back to 0 by it) merges them with merge_head.
+__device__ __forceinline__ bool cluster_merge_last(unsigned *cnt, int n_cl) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned prev = atomicAdd(cnt, 1u);
+        last = prev == (unsigned)n_cl - 1;
+        if (last) *cnt = 0u;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+
+// The cluster's rank of this block and its block count (sm_90).
+__device__ __forceinline__ void cluster_place(u32 &rank, u32 &size) {
+    rank = 0;
+    size = 1;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
+#endif
+}
+
+template <int HD, int CH, int NS, bool LO, bool CM>
 __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, const u16 *vc,
                                               float *part, int n_head, int n_head_kv,
-                                              const int *meta, int cap, float scale) {
+                                              const int *meta, int cap, float scale,
+                                              MergeOut fin, unsigned *cnt) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int PAD = HD + 8;         // halves per shared row
     constexpr int NT = CH / 8;          // score n-tiles per chunk
@@ -166,13 +198,15 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int G = n_head / n_head_kv, GB = G < 16 ? G : 16, n_sub = G / GB;
-    const int kvh = blockIdx.x / n_sub, h0 = kvh * G + (blockIdx.x % n_sub) * GB;
-    const int s = blockIdx.y, n_split = gridDim.y;
+    // CM: grid (n_split, columns), clusters along the splits; else (columns, n_split).
+    const int col = CM ? blockIdx.y : blockIdx.x;
+    const int kvh = col / n_sub, h0 = kvh * G + (col % n_sub) * GB;
+    const int s = CM ? blockIdx.x : blockIdx.y, n_split = CM ? gridDim.x : gridDim.y;
     const int first = meta[0], n = meta[1];
     const int kv_dim = n_head_kv * HD;
     u16 *ws = (u16 *)attn_smem + warp * NS * STAGE;
     // Q as A fragments, hi and lo: a0 (row g, cols 2t..), a1 (row g + 8), a2 / a3 (cols + 8).
-    u32 qh[KST][4], ql[KST][4];
+    u32 qh[KST][4], ql[KST][4]; // ql unused without LO
 #pragma unroll
     for (int kk = 0; kk < KST; kk++) {
 #pragma unroll
@@ -182,7 +216,7 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
             if (row < GB) x = *(const float2 *)(q + (size_t)(h0 + row) * HD + col);
             const u16 a = f2h(x.x), b = f2h(x.y);
             qh[kk][r] = (u32)a | ((u32)b << 16);
-            ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
+            if (LO) ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
         }
     }
     const int per = (n + n_split - 1) / n_split;
@@ -251,7 +285,7 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         __syncwarp();
         const u16 *ks = ws + (i % NS) * STAGE, *vs = ks + CH * PAD;
         const int c0 = cw + 4 * CH * i;
-        mma_chunk<HD, CH>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale,
+        mma_chunk<HD, CH, LO>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale,
                           [&](int col) { return c0 + col < j1; });
         __syncwarp();
     }
@@ -278,10 +312,13 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         r0[8 * HD + 1] = o[d][3];
     }
     __syncthreads();
+    // CM: the block's partials (max, sum, output[HD] per head) stay in shared memory for the
+    // cluster merge below.
+    __shared__ float pm[CM ? 16 : 1][CM ? HD + 2 : 1];
     for (int idx = threadIdx.x; idx < GB * HD; idx += blockDim.x) {
         const int r = idx / HD, i = idx % HD;
         const float bm = fmaxf(fmaxf(wm[0][r], wm[1][r]), fmaxf(wm[2][r], wm[3][r]));
-        float *out = part + ((size_t)(h0 + r) * n_split + s) * (HD + 2);
+        float *out = CM ? &pm[CM ? r : 0][0] : part + ((size_t)(h0 + r) * n_split + s) * (HD + 2);
         float acc = 0.0f;
 #pragma unroll
         for (int w = 0; w < 4; w++) acc += wo[((size_t)w * 16 + r) * HD + i] * expf(wm[w][r] - bm);
@@ -294,20 +331,86 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
             out[1] = bs;
         }
     }
+    if (CM) {
+        // Level 1: the cs blocks of a cluster hold consecutive splits; rank r merges heads r,
+        // r + cs, ... over the cluster's partials through distributed shared memory (in rank
+        // order, the max first, as merge_head), and either finishes them (one cluster per
+        // column: 1 / total, the gate, the int8 row) or writes the cluster's merged partials
+        // for level 2 (cluster_merge_last).
+        u32 rank, cs;
+        cluster_place(rank, cs);
+        const int n_cl = n_split / (int)cs, cl = s / (int)cs;
+        cluster_sync_all();
+        const int lane32 = threadIdx.x & 31;
+        for (int r = rank; r < GB; r += cs) {
+            float gm = -3.0e38f;
+            for (u32 b = 0; b < cs; b++) gm = fmaxf(gm, dsmem_ld(&pm[CM ? r : 0][0], b));
+            float total = 0.0f;
+            for (u32 b = 0; b < cs; b++)
+                total += dsmem_ld(&pm[CM ? r : 0][1], b) * expf(dsmem_ld(&pm[CM ? r : 0][0], b) - gm);
+            const int h = h0 + r;
+            for (int base = threadIdx.x & ~31; base < HD; base += blockDim.x) {
+                const int i = base + lane32;
+                float acc = 0.0f;
+                for (u32 b = 0; b < cs; b++)
+                    acc += dsmem_ld(&pm[CM ? r : 0][2 + i], b) *
+                           expf(dsmem_ld(&pm[CM ? r : 0][0], b) - gm);
+                if (n_cl == 1) {
+                    float a = acc * (1.0f / total);
+                    a *= 1.0f / (1.0f + expf(-fin.g[h * HD + i]));
+                    fin.out[h * HD + i] = a;
+                    if (fin.qa) quant_block32(a, (h * HD + base) >> 5, fin.qa, fin.da, fin.sa);
+                } else {
+                    float *p = part + ((size_t)h * n_cl + cl) * (HD + 2);
+                    p[2 + i] = acc;
+                    if (i == 0) {
+                        p[0] = gm;
+                        p[1] = total;
+                    }
+                }
+            }
+        }
+        // No block leaves while others may still read its shared memory.
+        cluster_sync_all();
+        if (n_cl > 1 && rank < (u32)GB && cluster_merge_last(cnt + col * cs + rank, n_cl)) {
+            for (int r = rank; r < GB; r += cs)
+                merge_head<false>(part, fin.out, fin.g, fin.qa, fin.da, fin.sa, HD, n_cl, h0 + r);
+        }
+    }
 #endif
 }
 
 // Dynamic shared memory: 4 warps × NS stages × 2 × CH × (HD + 8) halves (the host's
 // `attn_mma_smem`), at least the 4 × 16 × HD floats of the final merge.
-#define ATTEND_MMA(HD, CH, NS)                                                                 \
+// Variants: `_h`, f16 products only (LO false); `_cm` / `_hcm`, the split-K merge folded in
+// through thread-block clusters along the splits (CM; sm_90; grid (n_split, columns), the
+// cluster size dividing n_split; plus the merge's output, gate, int8 row and cs arrival
+// counters per column).
+#define ATTEND_MMA_V(HD, CH, NS, LO, SUF)                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                          \
-        attend_mma_##HD##_c##CH##s##NS(const float *q, const u16 *kc, const u16 *vc,           \
-                                       float *part, int n_head, int n_head_kv, const int *meta, \
-                                       int cap, float scale) {                                 \
-        attend_mma_hd<HD, CH, NS>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);        \
+        attend_mma_##HD##_c##CH##s##NS##SUF(const float *q, const u16 *kc, const u16 *vc,      \
+                                            float *part, int n_head, int n_head_kv,           \
+                                            const int *meta, int cap, float scale) {          \
+        attend_mma_hd<HD, CH, NS, LO, false>(q, kc, vc, part, n_head, n_head_kv, meta, cap,    \
+                                             scale, MergeOut{}, nullptr);                      \
     }
+#define ATTEND_MMA_CM(HD, CH, NS, LO, SUF)                                                     \
+    extern "C" __global__ void __launch_bounds__(128) attend_mma_##HD##_c##CH##s##NS##SUF(     \
+        const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,  \
+        const int *meta, int cap, float scale, float *out, const float *g, signed char *qa,    \
+        float *da, float *sa, unsigned *cnt) {                                                 \
+        attend_mma_hd<HD, CH, NS, LO, true>(q, kc, vc, part, n_head, n_head_kv, meta, cap,     \
+                                            scale, MergeOut{out, g, qa, da, sa}, cnt);         \
+    }
+#define ATTEND_MMA(HD, CH, NS) ATTEND_MMA_V(HD, CH, NS, true, )
 ATTEND_MMA(64, 16, 2)
 ATTEND_MMA(64, 16, 4)
 ATTEND_MMA(128, 16, 2)
 ATTEND_MMA(128, 16, 4)
 ATTEND_MMA(128, 32, 2)
+ATTEND_MMA_V(64, 16, 2, false, _h)
+ATTEND_MMA_V(128, 16, 2, false, _h)
+ATTEND_MMA_CM(64, 16, 2, true, _cm)
+ATTEND_MMA_CM(128, 16, 2, true, _cm)
+ATTEND_MMA_CM(64, 16, 2, false, _hcm)
+ATTEND_MMA_CM(128, 16, 2, false, _hcm)

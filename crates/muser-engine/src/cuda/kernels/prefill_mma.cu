@@ -91,7 +91,7 @@ __device__ __forceinline__ void pf_attend_mma_t(const float *q, const u16 *kring
         const int c0 = i * CH;
         if (live && c0 + CH > j_lo && c0 <= j_hi) {
             const u16 *ks = stage[i & 1][0], *vs = stage[i & 1][1];
-            mma_chunk<HD, CH>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale, [&](int col) {
+            mma_chunk<HD, CH, true>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale, [&](int col) {
                 const int j = c0 + col;
                 return j >= j_lo && j <= j_hi;
             });

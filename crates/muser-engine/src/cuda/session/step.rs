@@ -397,6 +397,12 @@ impl CudaSession<'_> {
                 (None, None) => tune.split_rows,
             };
             let n_split = splits_of(cap, rows);
+            // The cluster-merged tensor-core attention: splits in whole clusters.
+            let max_splits = self.s.partials.len() / (c.n_head * (c.head_dim + 2));
+            let (n_split, cluster) = match mma {
+                Some((k, _)) if k.cluster_merge => super::cluster_splits(n_split, max_splits),
+                _ => (n_split, 1),
+            };
             let args = [
                 Arg::P(ptr(&self.s.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -409,7 +415,7 @@ impl CudaSession<'_> {
                 Arg::F(c.attn_scale()),
             ];
             let (name, blocks, smem) = match (mma, group) {
-                (Some(((name, blocks, smem), _)), _) => (name, blocks, smem),
+                (Some((k, _)), _) => (k.name, k.columns, k.smem),
                 (None, Some((name, gt))) => (name, c.n_head / gt, 0),
                 (None, None) => match c.head_dim {
                     64 => ("attend_split_64", c.n_head, 0),
@@ -439,7 +445,25 @@ impl CudaSession<'_> {
                 .fold_merge
                 .filter(|&m| n_split <= m && !omit.attention && !omit.merge)
                 .and_then(|_| super::folded_attention(name));
-            if let Some(fname) = folded {
+            let cluster_merged = mma.is_some_and(|(k, _)| k.cluster_merge);
+            if cluster_merged {
+                let mut cargs = args.to_vec();
+                cargs.extend_from_slice(&merge_args[1..6]);
+                cargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
+                let cfg = LaunchConfig {
+                    grid_dim: (n_split as u32, blocks as u32, 1),
+                    ..cfg
+                };
+                // SAFETY: as for the attention and merge launches below; the grid's x (the
+                // splits) is a multiple of the cluster size (cluster_splits), n_split within
+                // the partials; the arrival counters hold MMA_CLUSTER per block column.
+                if !omit.attention {
+                    unsafe {
+                        launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, &cargs, cluster as u32)?
+                    };
+                    self.mark(|| name.into())?;
+                }
+            } else if let Some(fname) = folded {
                 let mut fargs = args.to_vec();
                 fargs.extend_from_slice(&merge_args[1..6]);
                 fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
