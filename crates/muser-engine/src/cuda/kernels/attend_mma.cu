@@ -182,6 +182,55 @@ __device__ __forceinline__ void cluster_place(u32 &rank, u32 &size) {
 #endif
 }
 
+// `p` (this block's shared memory) in block `rank` of the cluster, as a generic address that
+// plain loads can read (sm_90).
+__device__ __forceinline__ const float *cluster_ptr(const float *p, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned long long g;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(g) : "l"((unsigned long long)p), "r"(rank));
+    return (const float *)g;
+#else
+    return p;
+#endif
+}
+
+// One merge step of the cluster merge over n partials of head h (ld(b, k): value k of
+// partial b: 0 the max, 1 the sum, 2 + i output dim i): the max first, then the weights
+// exp(m_b - max) (as merge_head). With `n_out` 1 the block finishes the head (1 / total, the
+// gate, the int8 row; every warp a whole int8 block); else it writes the merged partial at
+// index `at` of n_out per head.
+template <int HD, typename Ld>
+__device__ __forceinline__ void merge_parts(const MergeOut &fin, float *part, int h, int n,
+                                            int n_out, int at, Ld ld) {
+    const int lane = threadIdx.x & 31;
+    for (int base = threadIdx.x & ~31; base < HD; base += blockDim.x) {
+        const int i = base + lane;
+        float gm = -3.0e38f;
+#pragma unroll 8
+        for (int b = 0; b < n; b++) gm = fmaxf(gm, ld(b, 0));
+        float total = 0.0f, acc = 0.0f;
+#pragma unroll 8
+        for (int b = 0; b < n; b++) {
+            const float w = expf(ld(b, 0) - gm);
+            total += ld(b, 1) * w;
+            acc += ld(b, 2 + i) * w;
+        }
+        if (n_out == 1) {
+            float a = acc * (1.0f / total);
+            a *= 1.0f / (1.0f + expf(-fin.g[h * HD + i]));
+            fin.out[h * HD + i] = a;
+            if (fin.qa) quant_block32(a, (h * HD + base) >> 5, fin.qa, fin.da, fin.sa);
+        } else {
+            float *p = part + ((size_t)h * n_out + at) * (HD + 2);
+            p[2 + i] = acc;
+            if (i == 0) {
+                p[0] = gm;
+                p[1] = total;
+            }
+        }
+    }
+}
+
 template <int HD, int CH, int NS, bool LO, bool CM>
 __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, const u16 *vc,
                                               float *part, int n_head, int n_head_kv,
@@ -333,48 +382,32 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     }
     if (CM) {
         // Level 1: the cs blocks of a cluster hold consecutive splits; rank r merges heads r,
-        // r + cs, ... over the cluster's partials through distributed shared memory (in rank
-        // order, the max first, as merge_head), and either finishes them (one cluster per
-        // column: 1 / total, the gate, the int8 row) or writes the cluster's merged partials
-        // for level 2 (cluster_merge_last).
+        // r + cs, ... over the cluster's partials, read through distributed shared memory as
+        // plain loads of mapped addresses (independent, so in flight together: one volatile
+        // load after another cost ~6 µs per layer at depth 32768, r1), and either finishes
+        // them (one cluster per column) or writes the cluster's merged partials for level 2.
         u32 rank, cs;
         cluster_place(rank, cs);
         const int n_cl = n_split / (int)cs, cl = s / (int)cs;
         cluster_sync_all();
-        const int lane32 = threadIdx.x & 31;
         for (int r = rank; r < GB; r += cs) {
-            float gm = -3.0e38f;
-            for (u32 b = 0; b < cs; b++) gm = fmaxf(gm, dsmem_ld(&pm[CM ? r : 0][0], b));
-            float total = 0.0f;
-            for (u32 b = 0; b < cs; b++)
-                total += dsmem_ld(&pm[CM ? r : 0][1], b) * expf(dsmem_ld(&pm[CM ? r : 0][0], b) - gm);
-            const int h = h0 + r;
-            for (int base = threadIdx.x & ~31; base < HD; base += blockDim.x) {
-                const int i = base + lane32;
-                float acc = 0.0f;
-                for (u32 b = 0; b < cs; b++)
-                    acc += dsmem_ld(&pm[CM ? r : 0][2 + i], b) *
-                           expf(dsmem_ld(&pm[CM ? r : 0][0], b) - gm);
-                if (n_cl == 1) {
-                    float a = acc * (1.0f / total);
-                    a *= 1.0f / (1.0f + expf(-fin.g[h * HD + i]));
-                    fin.out[h * HD + i] = a;
-                    if (fin.qa) quant_block32(a, (h * HD + base) >> 5, fin.qa, fin.da, fin.sa);
-                } else {
-                    float *p = part + ((size_t)h * n_cl + cl) * (HD + 2);
-                    p[2 + i] = acc;
-                    if (i == 0) {
-                        p[0] = gm;
-                        p[1] = total;
-                    }
-                }
-            }
+            // Ranks past cs (clusters of fewer than 8) read as empty partials (weight 0).
+            const float *rp[8];
+#pragma unroll
+            for (int b = 0; b < 8; b++) rp[b] = cluster_ptr(&pm[CM ? r : 0][0], b < (int)cs ? b : 0);
+            merge_parts<HD>(fin, part, h0 + r, 8, n_cl, cl, [&](int b, int k) {
+                return b < (int)cs ? rp[b][k] : (k == 0 ? -3.0e38f : 0.0f);
+            });
         }
         // No block leaves while others may still read its shared memory.
         cluster_sync_all();
+        // Level 2: the last of a column's n_cl rank-r blocks merges its heads' n_cl partials.
         if (n_cl > 1 && rank < (u32)GB && cluster_merge_last(cnt + col * cs + rank, n_cl)) {
-            for (int r = rank; r < GB; r += cs)
-                merge_head<false>(part, fin.out, fin.g, fin.qa, fin.da, fin.sa, HD, n_cl, h0 + r);
+            for (int r = rank; r < GB; r += cs) {
+                const float *p = part + (size_t)(h0 + r) * n_cl * (HD + 2);
+                merge_parts<HD>(fin, part, h0 + r, n_cl, 1, 0,
+                            [&](int b, int k) { return __ldcg(p + (size_t)b * (HD + 2) + k); });
+            }
         }
     }
 #endif

@@ -337,7 +337,10 @@ impl<'m> CudaSession<'m> {
             g: zeros(c.n_ff)?,
             u: zeros(c.n_ff)?,
             logits: zeros(c.n_vocab)?,
-            partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
+            // Room for the cluster merge's rounding to whole clusters (cluster_splits).
+            partials: zeros(
+                c.n_head * splits(max_positions).next_multiple_of(MMA_CLUSTER) * (c.head_dim + 2),
+            )?,
             // One per block column (folded merge), or MMA_CLUSTER per column of the
             // cluster-merged tensor-core attention (columns ≤ n_head).
             merge_count: st
