@@ -943,23 +943,24 @@ fn measure(arg: Option<&str>) -> bool {
         Some("mmar") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let m = t.attn_mma.unwrap_or_default();
-            let with = |f16, cluster_merge, split_rows_long| DecodeTuning {
+            let with = |f16, cluster_merge, split_rows, split_rows_long| DecodeTuning {
                 attn_mma: Some(MmaAttn {
                     f16,
                     cluster_merge,
                     split_rows_long,
                     ..m
                 }),
+                split_rows,
                 ..t
             };
-            let sl = m.split_rows_long;
+            let (sr, sl) = (t.split_rows, m.split_rows_long);
             let v = [
                 ("default", t, false),
-                ("f16", with(true, false, sl), false),
-                ("cluster merge", with(false, true, sl), false),
-                ("f16 + cluster merge", with(true, true, sl), false),
-                ("f16 + cluster merge, long splits 256", with(true, true, 256), false),
-                ("f16 + cluster merge, long splits 1024", with(true, true, 1024), false),
+                ("f16", with(true, false, sr, sl), false),
+                ("f16, splits 256", with(true, false, 256, sl), false),
+                ("f16, splits 512", with(true, false, 512, sl), false),
+                ("f16 + cm, splits 256", with(true, true, 256, sl), false),
+                ("f16 + cm, splits 256, long 1024", with(true, true, 256, 1024), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
