@@ -114,6 +114,11 @@ pub struct DecodeTuning {
     /// H200 (bench/runs/2026-11-30-h200-o, interleaved A/B): 195.2 → 196.5 tok/s at depth 0,
     /// 177.4 → 178.7 at 32,768.
     pub one_matrix: bool,
+    /// With `l2_prefetch`, the wide split-K merge (at depth: after the tensor-core attention)
+    /// as its variant whose extra block columns prefetch the output projection's first
+    /// `L2Prefetch::o_proj` % into L2 (`attend_merge_gate_q8_w_pf`), as the per-head attention
+    /// does at depth 0. No value changes.
+    pub merge_prefetch: bool,
 }
 
 impl Default for L2Prefetch {
@@ -181,15 +186,14 @@ pub struct MmaAttn {
     /// `AttnChoice` groups heads (`heads_per_block` set; otherwise, and on shorter caches,
     /// `split_rows`); at least 128, as the partials are sized for that.
     pub split_rows_long: usize,
-    /// Q and P in f16 only (the `_h` variants, 16 × 2: half the mma and no hi/lo split),
-    /// instead of f16 hi + lo parts (near f32). Changes the rounding of the scores by ~2^-12
-    /// of |q|·|k|, below the int8 rounding of the attention's output: held to the oracle's bar.
+    /// Q and P in f16 only (the `_h` variants, 16 × 2: half the mma and no hi/lo split)
+    /// instead of f16 hi + lo parts (near f32). Rounds the scores by ~2^-12 of |q|·|k| and the
+    /// probabilities by ~2^-12: held to the oracle's bar (op NMSE at most a tenth of what the
+    /// output's int8 rounding adds: measured 2.2e-3 of it; the sessions' KL within the CPU
+    /// path's). Default on: interleaved A/B on the H200 (bench/runs/2026-12-01-h200-r r1-r3)
+    /// 186.6 → 187.4 tok/s at depth 4096, 182.4-182.7 → 182.9-183.5 at 32,768; at depth 0 no
+    /// cache takes the tensor-core kernel.
     pub f16: bool,
-    /// The split-K merge folded into the launch through thread-block clusters along the splits
-    /// (the `_cm` variants, 16 × 2, sm_90): each cluster merges its splits through distributed
-    /// shared memory, the last cluster of a column the clusters' partials; no merge launch.
-    /// Changes the merge's summation order: held to the oracle's bar.
-    pub cluster_merge: bool,
 }
 
 impl Default for MmaAttn {
@@ -199,8 +203,7 @@ impl Default for MmaAttn {
             stages: 2,
             min_capacity: 2048,
             split_rows_long: 512,
-            f16: false,
-            cluster_merge: false,
+            f16: true,
         }
     }
 }
@@ -232,6 +235,7 @@ impl Default for DecodeTuning {
             l2_prefetch: Some(L2Prefetch::default()),
             attn_l1_prefetch: true,
             one_matrix: true,
+            merge_prefetch: false,
         }
     }
 }
@@ -255,6 +259,7 @@ impl DecodeTuning {
         l2_prefetch: None,
         attn_l1_prefetch: false,
         one_matrix: false,
+        merge_prefetch: false,
     };
 }
 

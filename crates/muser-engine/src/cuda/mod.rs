@@ -210,7 +210,10 @@ impl Cuda {
             .max(0) as usize;
         if cc.0 >= 8 {
             for k in session::ATTN_MMA_KERNELS {
-                let (name, smem) = (k.name, session::attn_mma_smem(k.head_dim, k.chunk, k.stages));
+                let (name, smem) = (
+                    k.name,
+                    session::attn_mma_smem(k.head_dim, k.chunk, k.stages),
+                );
                 if smem <= max_smem {
                     decode
                         .get(name)

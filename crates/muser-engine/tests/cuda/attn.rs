@@ -107,24 +107,21 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                         stages,
                         min_capacity: 0,
                         split_rows_long: rows,
-                        ..MmaAttn::default()
+                        f16: false,
                     }),
                     rows,
                 ));
             }
         }
-        // (round r) f16-only products, the cluster merge, both (16 × 2).
-        for (f16, cluster_merge) in [(true, false), (false, true), (true, true)] {
-            for rows in [128, 512] {
-                let m = MmaAttn {
-                    min_capacity: 0,
-                    split_rows_long: rows,
-                    f16,
-                    cluster_merge,
-                    ..MmaAttn::default()
-                };
-                kernels.push((AttnKernel::Mma(m), rows));
-            }
+        // (round r) f16-only products (16 × 2).
+        for rows in [128, 512] {
+            let m = MmaAttn {
+                min_capacity: 0,
+                split_rows_long: rows,
+                f16: true,
+                ..MmaAttn::default()
+            };
+            kernels.push((AttnKernel::Mma(m), rows));
         }
         let mut kernels: Vec<(AttnKernel, usize, Option<WideMerge>, bool)> = kernels
             .into_iter()
@@ -142,6 +139,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 let m = MmaAttn {
                     min_capacity: 0,
                     split_rows_long: rows,
+                    f16: false,
                     ..MmaAttn::default()
                 };
                 kernels.push((AttnKernel::Mma(m), rows, Some(wide), false));
@@ -182,8 +180,8 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
             }
             let nmse = num / den.max(1e-300);
             let finite = got.iter().all(|x| x.is_finite());
-            // f16-only products: a tenth of the NMSE that the int8 rounding of the output
-            // (the output projection's input) adds to the exact result; else 1e-9.
+            // f16-only products: at most a tenth of the NMSE that the int8 rounding of the
+            // output (the output projection's input) adds to the exact result; else 1e-9.
             let f16 = matches!(kern, AttnKernel::Mma(m) if m.f16);
             let bar = if f16 { 0.1 * int8_floor } else { 1e-9 };
             let mut ok = finite && nmse <= bar;
@@ -216,7 +214,8 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 }
                 AttnKernel::Mma(m) if m.f16 => {
                     worst_f16 = worst_f16.max(nmse / int8_floor);
-                    note = format!(" (f16 products: bar {bar:.2e}, int8 rounding {int8_floor:.2e})");
+                    note =
+                        format!(" (f16 products: bar {bar:.2e}, int8 rounding {int8_floor:.2e})");
                 }
                 AttnKernel::Mma(_) => worst_mma = worst_mma.max(nmse),
             }
@@ -228,9 +227,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
         }
     }
     println!("attn op: worst tensor-core NMSE {worst_mma:.2e} (bar 1e-9)");
-    println!(
-        "attn op: worst f16-product NMSE / int8-rounding NMSE {worst_f16:.2e} (bar 1e-1)"
-    );
+    println!("attn op: worst f16-product NMSE / int8-rounding NMSE {worst_f16:.2e} (bar 1e-1)");
     println!("attn op: worst wide-merge NMSE {worst_wide:.2e} (bar 1e-9)");
     (pass, fail)
 }
@@ -276,32 +273,25 @@ pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, u
     let applies = dev.compute_capability.0 >= 8
         && [64, 128].contains(&c.head_dim)
         && (g <= 16 || g % 16 == 0);
-    let mut shapes: Vec<(usize, usize, bool, bool)> = mma_variants(c.head_dim)
+    let mut shapes: Vec<(usize, usize, bool)> = mma_variants(c.head_dim)
         .into_iter()
-        .map(|(chunk, stages)| (chunk, stages, false, false))
+        .map(|(chunk, stages)| (chunk, stages, false))
         .collect();
-    // (round r) f16-only products, the cluster merge (sm_90), both.
-    shapes.extend([(16, 2, true, false), (16, 2, false, true), (16, 2, true, true)]);
-    for (chunk, stages, f16, cluster_merge) in shapes {
+    // (round r) f16-only products.
+    shapes.push((16, 2, true));
+    for (chunk, stages, f16) in shapes {
         let m = MmaAttn {
             chunk,
             stages,
             min_capacity: 0,
             split_rows_long: 256,
             f16,
-            cluster_merge,
         };
-        let applies = applies && (!cluster_merge || dev.compute_capability.0 >= 9);
         let tune = DecodeTuning {
             attn_mma: Some(m),
             ..tuned
         };
-        let v = match (f16, cluster_merge) {
-            (false, false) => "",
-            (true, false) => " f16",
-            (false, true) => " cluster merge",
-            (true, true) => " f16 cluster merge",
-        };
+        let v = if f16 { " f16" } else { "" };
         let labels = (
             &*format!("attn_mma {chunk}x{stages}{v}"),
             &*format!("tensor-core attention {chunk}x{stages}{v}"),

@@ -55,8 +55,9 @@ __device__ __forceinline__ void split_pair(float x0, float x1, u32 &hi, u32 &lo)
 // columns `keep` accepts (the others weigh 0), O += P · V over the V rows `vs` (PAD = HD + 8
 // halves per shared row). Q and P in f16 hi + lo parts.
 // LO: Q and P as f16 hi + lo parts (each product twice, near f32 precision); without, hi only
-// (f16 Q and P: a score error of ~2^-12 relative to |q|·|k|, below the int8 rounding of the
-// attention's output) and the exponentials through ex2.approx (__expf).
+// (f16 Q and P: scores off by ~2^-12 of |q|·|k|, the probabilities by ~2^-12 relative, below
+// the int8 rounding of the attention's output) and the exponentials through ex2.approx
+// (__expf).
 template <int HD, int CH, bool LO, typename Keep>
 __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u32 (*qh)[4],
                                           const u32 (*ql)[4], float (*o)[4], float &m0,
@@ -155,87 +156,10 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
     }
 }
 
-// The cluster merge's second level (CM, n_cl > 1): each rank-r block wrote its heads' merged
-// partials for its cluster at split index `cl` of n_cl; the last of the n_cl rank-r blocks of
-// the column (counter cnt[col · cs + r], set back to 0 by it) merges them with merge_head.
-__device__ __forceinline__ bool cluster_merge_last(unsigned *cnt, int n_cl) {
-    __shared__ int last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned prev = atomicAdd(cnt, 1u);
-        last = prev == (unsigned)n_cl - 1;
-        if (last) *cnt = 0u;
-    }
-    __syncthreads();
-    if (last) __threadfence();
-    return last;
-}
-
-// The cluster's rank of this block and its block count (sm_90).
-__device__ __forceinline__ void cluster_place(u32 &rank, u32 &size) {
-    rank = 0;
-    size = 1;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
-#endif
-}
-
-// `p` (this block's shared memory) in block `rank` of the cluster, as a generic address that
-// plain loads can read (sm_90).
-__device__ __forceinline__ const float *cluster_ptr(const float *p, int rank) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned long long g;
-    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(g) : "l"((unsigned long long)p), "r"(rank));
-    return (const float *)g;
-#else
-    return p;
-#endif
-}
-
-// One merge step of the cluster merge over n partials of head h (ld(b, k): value k of
-// partial b: 0 the max, 1 the sum, 2 + i output dim i): the max first, then the weights
-// exp(m_b - max) (as merge_head). With `n_out` 1 the block finishes the head (1 / total, the
-// gate, the int8 row; every warp a whole int8 block); else it writes the merged partial at
-// index `at` of n_out per head.
-template <int HD, typename Ld>
-__device__ __forceinline__ void merge_parts(const MergeOut &fin, float *part, int h, int n,
-                                            int n_out, int at, Ld ld) {
-    const int lane = threadIdx.x & 31;
-    for (int base = threadIdx.x & ~31; base < HD; base += blockDim.x) {
-        const int i = base + lane;
-        float gm = -3.0e38f;
-#pragma unroll 8
-        for (int b = 0; b < n; b++) gm = fmaxf(gm, ld(b, 0));
-        float total = 0.0f, acc = 0.0f;
-#pragma unroll 8
-        for (int b = 0; b < n; b++) {
-            const float w = expf(ld(b, 0) - gm);
-            total += ld(b, 1) * w;
-            acc += ld(b, 2 + i) * w;
-        }
-        if (n_out == 1) {
-            float a = acc * (1.0f / total);
-            a *= 1.0f / (1.0f + expf(-fin.g[h * HD + i]));
-            fin.out[h * HD + i] = a;
-            if (fin.qa) quant_block32(a, (h * HD + base) >> 5, fin.qa, fin.da, fin.sa);
-        } else {
-            float *p = part + ((size_t)h * n_out + at) * (HD + 2);
-            p[2 + i] = acc;
-            if (i == 0) {
-                p[0] = gm;
-                p[1] = total;
-            }
-        }
-    }
-}
-
-template <int HD, int CH, int NS, bool LO, bool CM>
+template <int HD, int CH, int NS, bool LO>
 __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, const u16 *vc,
                                               float *part, int n_head, int n_head_kv,
-                                              const int *meta, int cap, float scale,
-                                              MergeOut fin, unsigned *cnt) {
+                                              const int *meta, int cap, float scale) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr int PAD = HD + 8;         // halves per shared row
     constexpr int NT = CH / 8;          // score n-tiles per chunk
@@ -247,10 +171,8 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int G = n_head / n_head_kv, GB = G < 16 ? G : 16, n_sub = G / GB;
-    // CM: grid (n_split, columns), clusters along the splits; else (columns, n_split).
-    const int col = CM ? blockIdx.y : blockIdx.x;
-    const int kvh = col / n_sub, h0 = kvh * G + (col % n_sub) * GB;
-    const int s = CM ? blockIdx.x : blockIdx.y, n_split = CM ? gridDim.x : gridDim.y;
+    const int kvh = blockIdx.x / n_sub, h0 = kvh * G + (blockIdx.x % n_sub) * GB;
+    const int s = blockIdx.y, n_split = gridDim.y;
     const int first = meta[0], n = meta[1];
     const int kv_dim = n_head_kv * HD;
     u16 *ws = (u16 *)attn_smem + warp * NS * STAGE;
@@ -361,13 +283,10 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         r0[8 * HD + 1] = o[d][3];
     }
     __syncthreads();
-    // CM: the block's partials (max, sum, output[HD] per head) stay in shared memory for the
-    // cluster merge below.
-    __shared__ float pm[CM ? 16 : 1][CM ? HD + 2 : 1];
     for (int idx = threadIdx.x; idx < GB * HD; idx += blockDim.x) {
         const int r = idx / HD, i = idx % HD;
         const float bm = fmaxf(fmaxf(wm[0][r], wm[1][r]), fmaxf(wm[2][r], wm[3][r]));
-        float *out = CM ? &pm[CM ? r : 0][0] : part + ((size_t)(h0 + r) * n_split + s) * (HD + 2);
+        float *out = part + ((size_t)(h0 + r) * n_split + s) * (HD + 2);
         float acc = 0.0f;
 #pragma unroll
         for (int w = 0; w < 4; w++) acc += wo[((size_t)w * 16 + r) * HD + i] * expf(wm[w][r] - bm);
@@ -380,60 +299,18 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
             out[1] = bs;
         }
     }
-    if (CM) {
-        // Level 1: the cs blocks of a cluster hold consecutive splits; rank r merges heads r,
-        // r + cs, ... over the cluster's partials, read through distributed shared memory as
-        // plain loads of mapped addresses (independent, so in flight together: one volatile
-        // load after another cost ~6 µs per layer at depth 32768, r1), and either finishes
-        // them (one cluster per column) or writes the cluster's merged partials for level 2.
-        u32 rank, cs;
-        cluster_place(rank, cs);
-        const int n_cl = n_split / (int)cs, cl = s / (int)cs;
-        cluster_sync_all();
-        for (int r = rank; r < GB; r += cs) {
-            // Ranks past cs (clusters of fewer than 8) read as empty partials (weight 0).
-            const float *rp[8];
-#pragma unroll
-            for (int b = 0; b < 8; b++) rp[b] = cluster_ptr(&pm[CM ? r : 0][0], b < (int)cs ? b : 0);
-            merge_parts<HD>(fin, part, h0 + r, 8, n_cl, cl, [&](int b, int k) {
-                return b < (int)cs ? rp[b][k] : (k == 0 ? -3.0e38f : 0.0f);
-            });
-        }
-        // No block leaves while others may still read its shared memory.
-        cluster_sync_all();
-        // Level 2: the last of a column's n_cl rank-r blocks merges its heads' n_cl partials.
-        if (n_cl > 1 && rank < (u32)GB && cluster_merge_last(cnt + col * cs + rank, n_cl)) {
-            for (int r = rank; r < GB; r += cs) {
-                const float *p = part + (size_t)(h0 + r) * n_cl * (HD + 2);
-                merge_parts<HD>(fin, part, h0 + r, n_cl, 1, 0,
-                            [&](int b, int k) { return __ldcg(p + (size_t)b * (HD + 2) + k); });
-            }
-        }
-    }
 #endif
 }
 
 // Dynamic shared memory: 4 warps × NS stages × 2 × CH × (HD + 8) halves (the host's
-// `attn_mma_smem`), at least the 4 × 16 × HD floats of the final merge.
-// Variants: `_h`, f16 products only (LO false); `_cm` / `_hcm`, the split-K merge folded in
-// through thread-block clusters along the splits (CM; sm_90; grid (n_split, columns), the
-// cluster size dividing n_split; plus the merge's output, gate, int8 row and cs arrival
-// counters per column).
+// `attn_mma_smem`), at least the 4 × 16 × HD floats of the final merge. Suffix `_h`: f16
+// products only (LO false; MmaAttn::f16).
 #define ATTEND_MMA_V(HD, CH, NS, LO, SUF)                                                      \
     extern "C" __global__ void __launch_bounds__(128)                                          \
         attend_mma_##HD##_c##CH##s##NS##SUF(const float *q, const u16 *kc, const u16 *vc,      \
                                             float *part, int n_head, int n_head_kv,           \
                                             const int *meta, int cap, float scale) {          \
-        attend_mma_hd<HD, CH, NS, LO, false>(q, kc, vc, part, n_head, n_head_kv, meta, cap,    \
-                                             scale, MergeOut{}, nullptr);                      \
-    }
-#define ATTEND_MMA_CM(HD, CH, NS, LO, SUF)                                                     \
-    extern "C" __global__ void __launch_bounds__(128) attend_mma_##HD##_c##CH##s##NS##SUF(     \
-        const float *q, const u16 *kc, const u16 *vc, float *part, int n_head, int n_head_kv,  \
-        const int *meta, int cap, float scale, float *out, const float *g, signed char *qa,    \
-        float *da, float *sa, unsigned *cnt) {                                                 \
-        attend_mma_hd<HD, CH, NS, LO, true>(q, kc, vc, part, n_head, n_head_kv, meta, cap,     \
-                                            scale, MergeOut{out, g, qa, da, sa}, cnt);         \
+        attend_mma_hd<HD, CH, NS, LO>(q, kc, vc, part, n_head, n_head_kv, meta, cap, scale);   \
     }
 #define ATTEND_MMA(HD, CH, NS) ATTEND_MMA_V(HD, CH, NS, true, )
 ATTEND_MMA(64, 16, 2)
@@ -443,7 +320,3 @@ ATTEND_MMA(128, 16, 4)
 ATTEND_MMA(128, 32, 2)
 ATTEND_MMA_V(64, 16, 2, false, _h)
 ATTEND_MMA_V(128, 16, 2, false, _h)
-ATTEND_MMA_CM(64, 16, 2, true, _cm)
-ATTEND_MMA_CM(128, 16, 2, true, _cm)
-ATTEND_MMA_CM(64, 16, 2, false, _hcm)
-ATTEND_MMA_CM(128, 16, 2, false, _hcm)

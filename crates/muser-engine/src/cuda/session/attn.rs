@@ -104,9 +104,8 @@ pub(crate) fn folded_attention(name: &str) -> Option<&'static str> {
 
 // ---- Tensor-core attention (`attend_mma_*`, kernels/attend_mma.cu; DecodeTuning::attn_mma).
 
-/// A compiled tensor-core attention variant: its name, head_dim, rows per warp chunk, cp.async
-/// stages per warp, f16-only products (`MmaAttn::f16`) and the cluster merge
-/// (`MmaAttn::cluster_merge`).
+/// A compiled tensor-core attention variant (kernels/attend_mma.cu): its name, head_dim, rows
+/// per warp chunk, cp.async stages per warp, and f16-only products (`MmaAttn::f16`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MmaKernel {
     pub name: &'static str,
@@ -114,7 +113,6 @@ pub(crate) struct MmaKernel {
     pub chunk: usize,
     pub stages: usize,
     pub f16: bool,
-    pub cluster_merge: bool,
 }
 
 const fn mk(
@@ -123,7 +121,6 @@ const fn mk(
     chunk: usize,
     stages: usize,
     f16: bool,
-    cluster_merge: bool,
 ) -> MmaKernel {
     MmaKernel {
         name,
@@ -131,23 +128,18 @@ const fn mk(
         chunk,
         stages,
         f16,
-        cluster_merge,
     }
 }
 
-/// The compiled tensor-core attention variants (kernels/attend_mma.cu).
+/// The compiled tensor-core attention variants.
 pub(crate) const ATTN_MMA_KERNELS: &[MmaKernel] = &[
-    mk("attend_mma_64_c16s2", 64, 16, 2, false, false),
-    mk("attend_mma_64_c16s4", 64, 16, 4, false, false),
-    mk("attend_mma_128_c16s2", 128, 16, 2, false, false),
-    mk("attend_mma_128_c16s4", 128, 16, 4, false, false),
-    mk("attend_mma_128_c32s2", 128, 32, 2, false, false),
-    mk("attend_mma_64_c16s2_h", 64, 16, 2, true, false),
-    mk("attend_mma_128_c16s2_h", 128, 16, 2, true, false),
-    mk("attend_mma_64_c16s2_cm", 64, 16, 2, false, true),
-    mk("attend_mma_128_c16s2_cm", 128, 16, 2, false, true),
-    mk("attend_mma_64_c16s2_hcm", 64, 16, 2, true, true),
-    mk("attend_mma_128_c16s2_hcm", 128, 16, 2, true, true),
+    mk("attend_mma_64_c16s2", 64, 16, 2, false),
+    mk("attend_mma_64_c16s4", 64, 16, 4, false),
+    mk("attend_mma_128_c16s2", 128, 16, 2, false),
+    mk("attend_mma_128_c16s4", 128, 16, 4, false),
+    mk("attend_mma_128_c32s2", 128, 32, 2, false),
+    mk("attend_mma_64_c16s2_h", 64, 16, 2, true),
+    mk("attend_mma_128_c16s2_h", 128, 16, 2, true),
 ];
 
 /// Dynamic shared memory of a tensor-core attention block: 4 warps × `stages` × K and V
@@ -156,23 +148,11 @@ pub(crate) const fn attn_mma_smem(head_dim: usize, chunk: usize, stages: usize) 
     4 * stages * 2 * chunk * (head_dim + 8) * 2
 }
 
-/// A tensor-core attention launch chosen by `attn_mma_kernel`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct MmaLaunch {
-    pub name: &'static str,
-    /// Block columns: KV heads × blocks per KV group (a block takes up to 16 query heads of
-    /// one group).
-    pub columns: usize,
-    /// Dynamic shared memory per block.
-    pub smem: usize,
-    /// The merge folded in through clusters (grid (splits, columns), `cluster_splits`).
-    pub cluster_merge: bool,
-}
-
-/// The tensor-core attention kernel for `m` on this geometry; `None` where it does not apply
-/// (no such variant, a group that is neither at most 16 heads nor a multiple of 16, a device
-/// without mma.sync (sm_80) or that much shared memory per block, or the cluster merge below
-/// sm_90).
+/// The tensor-core attention kernel for `m` on this geometry: its name, its grid's x
+/// (KV heads × blocks per KV group: a block takes up to 16 query heads of one group), and its
+/// dynamic shared memory; `None` where it does not apply (no such variant, a group that is
+/// neither at most 16 heads nor a multiple of 16, or a device without mma.sync (sm_80) or
+/// that much shared memory per block).
 pub(crate) fn attn_mma_kernel(
     m: &crate::cuda::MmaAttn,
     n_head: usize,
@@ -180,47 +160,20 @@ pub(crate) fn attn_mma_kernel(
     head_dim: usize,
     cc: (i32, i32),
     max_smem: usize,
-) -> Option<MmaLaunch> {
-    if cc.0 < 8 || n_head_kv == 0 || n_head % n_head_kv != 0 || (m.cluster_merge && cc.0 < 9) {
+) -> Option<(&'static str, usize, usize)> {
+    if cc.0 < 8 || n_head_kv == 0 || n_head % n_head_kv != 0 {
         return None;
     }
     let g = n_head / n_head_kv;
     if g > 16 && g % 16 != 0 {
         return None;
     }
-    let k = ATTN_MMA_KERNELS.iter().find(|k| {
-        (k.head_dim, k.chunk, k.stages, k.f16, k.cluster_merge)
-            == (head_dim, m.chunk, m.stages, m.f16, m.cluster_merge)
-    })?;
+    let name = ATTN_MMA_KERNELS
+        .iter()
+        .find(|k| (k.head_dim, k.chunk, k.stages, k.f16) == (head_dim, m.chunk, m.stages, m.f16))?
+        .name;
     let smem = attn_mma_smem(head_dim, m.chunk, m.stages);
-    (smem <= max_smem).then_some(MmaLaunch {
-        name: k.name,
-        columns: n_head_kv * g.div_ceil(16),
-        smem,
-        cluster_merge: k.cluster_merge,
-    })
-}
-
-/// Most blocks in a cluster of the merged tensor-core attention (the portable limit).
-pub(crate) const MMA_CLUSTER: usize = 8;
-
-/// The split count and cluster size of a cluster-merged tensor-core attention launch for
-/// `n_split` splits where the partials hold at most `max_splits`: clusters of 8 over the
-/// splits rounded up to a multiple of 8, of the next power of two below 8 splits; clusters of
-/// one block (every split merged through the arrival counters) where the rounded count does not
-/// fit. A column's rows are spread evenly over its splits, so extra splits only shorten each.
-pub(crate) fn cluster_splits(n_split: usize, max_splits: usize) -> (usize, usize) {
-    let (n, cs) = if n_split >= MMA_CLUSTER {
-        (n_split.next_multiple_of(MMA_CLUSTER), MMA_CLUSTER)
-    } else {
-        let p = n_split.max(1).next_power_of_two();
-        (p, p)
-    };
-    if n <= max_splits {
-        (n, cs)
-    } else {
-        (n_split, 1)
-    }
+    (smem <= max_smem).then_some((name, n_head_kv * g.div_ceil(16), smem))
 }
 
 /// The split-K merge launch for `wide` (`DecodeTuning::wide_merge`) on a layer of `n_split`
@@ -262,8 +215,8 @@ pub(crate) fn merge_launch(
 #[cfg(test)]
 mod tests {
     use super::{
-        attn_group_kernel, attn_mma_kernel, cluster_splits, folded_attention, merge_launch,
-        AttnChoice, ATTN_MMA_KERNELS, FOLDED_ATTENTION,
+        attn_group_kernel, attn_mma_kernel, folded_attention, merge_launch, AttnChoice,
+        ATTN_MMA_KERNELS, FOLDED_ATTENTION,
     };
     use crate::cuda::{MmaAttn, WideMerge};
 
@@ -296,16 +249,32 @@ mod tests {
         let h200 = ((9, 0), 232_448);
         // The real model: 2 KV groups of 16 heads, one block per group.
         assert_eq!(
-            attn_mma_kernel(&m, 32, 2, 128, h200.0, h200.1).map(|k| (k.name, k.columns)),
-            Some(("attend_mma_128_c16s2", 2))
+            attn_mma_kernel(&m, 32, 2, 128, h200.0, h200.1).map(|k| (k.0, k.1)),
+            Some(("attend_mma_128_c16s2_h", 2))
+        );
+        // Q and P as hi + lo parts: the other variants.
+        let hl = MmaAttn { f16: false, ..m };
+        assert_eq!(
+            attn_mma_kernel(&hl, 32, 2, 128, h200.0, h200.1).map(|k| k.0),
+            Some("attend_mma_128_c16s2")
+        );
+        let hl4 = MmaAttn { stages: 4, ..hl };
+        assert_eq!(
+            attn_mma_kernel(&hl4, 8, 2, 64, h200.0, h200.1).map(|k| k.0),
+            Some("attend_mma_64_c16s4")
+        );
+        // f16 products are compiled for 16 × 2 only.
+        assert_eq!(
+            attn_mma_kernel(&MmaAttn { stages: 4, ..m }, 32, 2, 128, h200.0, h200.1),
+            None
         );
         // 32 heads per group: two blocks per group; 4 per group: one (zero rows padded).
         assert_eq!(
-            attn_mma_kernel(&m, 64, 2, 128, h200.0, h200.1).map(|k| k.columns),
+            attn_mma_kernel(&m, 64, 2, 128, h200.0, h200.1).map(|k| k.1),
             Some(4)
         );
         assert_eq!(
-            attn_mma_kernel(&m, 8, 2, 64, h200.0, h200.1).map(|k| k.columns),
+            attn_mma_kernel(&m, 8, 2, 64, h200.0, h200.1).map(|k| k.1),
             Some(2)
         );
         // 24 heads per group, head_dim 256, sm_75, too little shared memory: not applied.
@@ -313,35 +282,6 @@ mod tests {
         assert_eq!(attn_mma_kernel(&m, 32, 2, 256, h200.0, h200.1), None);
         assert_eq!(attn_mma_kernel(&m, 32, 2, 128, (7, 5), h200.1), None);
         assert_eq!(attn_mma_kernel(&m, 32, 2, 128, h200.0, 48 * 1024), None);
-        // The f16 and cluster-merged variants: 16 × 2 only, the clusters on sm_90 only.
-        let h = MmaAttn {
-            f16: true,
-            cluster_merge: true,
-            ..m
-        };
-        let k = attn_mma_kernel(&h, 32, 2, 128, h200.0, h200.1).unwrap();
-        assert_eq!((k.name, k.cluster_merge), ("attend_mma_128_c16s2_hcm", true));
-        let f = MmaAttn { f16: true, ..m };
-        let k = attn_mma_kernel(&f, 8, 2, 64, h200.0, h200.1).unwrap();
-        assert_eq!((k.name, k.cluster_merge), ("attend_mma_64_c16s2_h", false));
-        assert_eq!(attn_mma_kernel(&h, 32, 2, 128, (8, 0), h200.1), None);
-        let h4 = MmaAttn { stages: 4, ..h };
-        assert_eq!(attn_mma_kernel(&h4, 32, 2, 128, h200.0, h200.1), None);
-    }
-
-    #[test]
-    fn cluster_splits_round_to_whole_clusters_that_fit() {
-        // Depth 32,768 (a 32,832-row plane, 512 rows per split): 65 → 72 splits, clusters of 8.
-        assert_eq!(cluster_splits(65, 257), (72, 8));
-        // The sliding rings (2,048 rows, 128 per split): 16 splits, two clusters.
-        assert_eq!(cluster_splits(16, 16), (16, 8));
-        // Few splits: one cluster of the next power of two.
-        assert_eq!(cluster_splits(1, 4), (1, 1));
-        assert_eq!(cluster_splits(3, 4), (4, 4));
-        assert_eq!(cluster_splits(5, 64), (8, 8));
-        // No room for the rounding: clusters of one block.
-        assert_eq!(cluster_splits(17, 17), (17, 1));
-        assert_eq!(cluster_splits(3, 3), (3, 1));
     }
 
     #[test]

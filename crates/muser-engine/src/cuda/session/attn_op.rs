@@ -4,15 +4,11 @@
 //! reference, wrapped and unwrapped rings, long NoPE planes). The decode step launches the
 //! same kernels with the same arguments (`step.rs`).
 
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::LaunchConfig;
 
 use super::step::{launch, ptr};
-use super::{
-    attn_group_kernel, attn_mma_kernel, cluster_splits, folded_attention, merge_launch,
-    splits_of, MMA_CLUSTER,
-};
-use super::kernel as kernel_fn;
-use crate::cuda::launch::{launch_ex, KArg as Arg};
+use super::{attn_group_kernel, attn_mma_kernel, folded_attention, merge_launch, splits_of};
+use crate::cuda::launch::KArg as Arg;
 use crate::cuda::{cuda_err, Cuda, MmaAttn};
 use crate::error::{Error, Result};
 
@@ -73,7 +69,6 @@ impl Cuda {
         {
             return Err(Error::Cuda(format!("attend_op: inconsistent sizes {sh:?}")));
         }
-        let mut cm = false;
         let (name, blocks, smem) = match kernel {
             AttnKernel::PerHead => match hd {
                 64 => ("attend_split_64", nh, 0),
@@ -92,20 +87,11 @@ impl Cuda {
                 self.compute_capability,
                 self.max_smem_optin,
             ) {
-                Some(k) => {
-                    cm = k.cluster_merge;
-                    (k.name, k.columns, k.smem)
-                }
+                Some(k) => k,
                 None => return Ok(None),
             },
         };
         let n_split = splits_of(cap, sh.split_rows);
-        // The cluster merge's splits in whole clusters (partials sized for that).
-        let (n_split, cluster) = if cm {
-            cluster_splits(n_split, n_split.next_multiple_of(MMA_CLUSTER))
-        } else {
-            (n_split, 1)
-        };
         let st = self.stream();
         let up32 = |x: &[f32]| st.clone_htod(x).map_err(cuda_err("attend_op upload"));
         let up16 = |x: &[u16]| st.clone_htod(x).map_err(cuda_err("attend_op upload"));
@@ -135,28 +121,6 @@ impl Cuda {
             block_dim: (128, 1, 1),
             shared_mem_bytes: smem as u32,
         };
-        if cm {
-            let count = st
-                .alloc_zeros::<u32>(blocks * MMA_CLUSTER)
-                .map_err(cuda_err("attend_op alloc"))?;
-            let mut cargs = args.to_vec();
-            cargs.extend([
-                Arg::P(ptr(&out, st)),
-                Arg::P(ptr(&gd, st)),
-                Arg::P(0),
-                Arg::P(0),
-                Arg::P(0),
-                Arg::P(ptr(&count, st)),
-            ]);
-            let cfg = LaunchConfig {
-                grid_dim: (n_split as u32, blocks as u32, 1),
-                ..cfg
-            };
-            // SAFETY: as below, plus out and gate (q_dim values), no int8 row, MMA_CLUSTER
-            // arrival counters per block column; the splits a multiple of the cluster size.
-            unsafe { launch_ex(st, kernel_fn(self, name)?, cfg, &cargs, cluster as u32)? };
-            return self.op_result(&out, &count, name).map(Some);
-        }
         if let Some(fname) = folded_attention(name).filter(|_| sh.fold_merge) {
             let count = st
                 .alloc_zeros::<u32>(nh)
@@ -173,7 +137,19 @@ impl Cuda {
             // SAFETY: as below, plus out and gate (q_dim values), no int8 row, and one
             // arrival counter per block column (blocks ≤ n_head).
             unsafe { launch(self, fname, cfg, &fargs)? };
-            return self.op_result(&out, &count, fname).map(Some);
+            let got = st
+                .clone_dtoh(&out)
+                .map_err(cuda_err("attend_op download"))?;
+            let left = st
+                .clone_dtoh(&count)
+                .map_err(cuda_err("attend_op download"))?;
+            // The last block of each column sets its counter back to zero.
+            if left.iter().any(|&c| c != 0) {
+                return Err(Error::Cuda(format!(
+                    "attend_op: {fname} left arrival counters {left:?}"
+                )));
+            }
+            return Ok(Some(got));
         }
         // SAFETY: the buffers above are sized for these arguments (partials: n_head ×
         // n_split × (hd + 2)); the window lies within the ring (checked above).
@@ -195,21 +171,5 @@ impl Cuda {
             .clone_dtoh(&out)
             .map_err(cuda_err("attend_op download"))?;
         Ok(Some(got))
-    }
-
-    /// A merged attention launch's output, after checking that kernel `name` left its arrival
-    /// counters at zero (the last block of each column sets its counter back).
-    fn op_result(&self, out: &CudaSlice<f32>, count: &CudaSlice<u32>, name: &str) -> Result<Vec<f32>> {
-        let st = self.stream();
-        let got = st.clone_dtoh(out).map_err(cuda_err("attend_op download"))?;
-        let left = st
-            .clone_dtoh(count)
-            .map_err(cuda_err("attend_op download"))?;
-        if left.iter().any(|&c| c != 0) {
-            return Err(Error::Cuda(format!(
-                "attend_op: {name} left arrival counters {left:?}"
-            )));
-        }
-        Ok(got)
     }
 }

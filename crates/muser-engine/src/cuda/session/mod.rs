@@ -19,8 +19,8 @@ use crate::model::Glimmer;
 use crate::weights::Matrix;
 pub use attn::AttnChoice;
 pub(crate) use attn::{
-    attn_group_kernel, attn_mma_kernel, attn_mma_smem, cluster_splits, folded_attention,
-    merge_launch, ATTN_MMA_KERNELS, MMA_CLUSTER,
+    attn_group_kernel, attn_mma_kernel, attn_mma_smem, folded_attention, merge_launch,
+    ATTN_MMA_KERNELS,
 };
 pub use attn_op::{AttnKernel, AttnShape};
 pub use prefill::{MIN_BATCH as PREFILL_MIN_BATCH, PREFILL_CHUNK};
@@ -71,12 +71,9 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_mma_128_c32s2",
     "attend_mma_64_c16s2_h",
     "attend_mma_128_c16s2_h",
-    "attend_mma_64_c16s2_cm",
-    "attend_mma_128_c16s2_cm",
-    "attend_mma_64_c16s2_hcm",
-    "attend_mma_128_c16s2_hcm",
     // The wide split-K merge (attend_merge.cu; DecodeTuning::wide_merge).
     "attend_merge_gate_q8_w",
+    "attend_merge_gate_q8_w_pf",
     // Batched prefill (prefill.cu; session/prefill.rs).
     "dequant_f16",
     "dequant_f16_v",
@@ -337,14 +334,9 @@ impl<'m> CudaSession<'m> {
             g: zeros(c.n_ff)?,
             u: zeros(c.n_ff)?,
             logits: zeros(c.n_vocab)?,
-            // Room for the cluster merge's rounding to whole clusters (cluster_splits).
-            partials: zeros(
-                c.n_head * splits(max_positions).next_multiple_of(MMA_CLUSTER) * (c.head_dim + 2),
-            )?,
-            // One per block column (folded merge), or MMA_CLUSTER per column of the
-            // cluster-merged tensor-core attention (columns ≤ n_head).
+            partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
             merge_count: st
-                .alloc_zeros::<u32>(c.n_head.max(1) * MMA_CLUSTER)
+                .alloc_zeros::<u32>(c.n_head.max(1))
                 .map_err(cuda_err("allocating"))?,
         };
         let params = st

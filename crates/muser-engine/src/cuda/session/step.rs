@@ -397,12 +397,6 @@ impl CudaSession<'_> {
                 (None, None) => tune.split_rows,
             };
             let n_split = splits_of(cap, rows);
-            // The cluster-merged tensor-core attention: splits in whole clusters.
-            let max_splits = self.s.partials.len() / (c.n_head * (c.head_dim + 2));
-            let (n_split, cluster) = match mma {
-                Some((k, _)) if k.cluster_merge => super::cluster_splits(n_split, max_splits),
-                _ => (n_split, 1),
-            };
             let args = [
                 Arg::P(ptr(&self.s.q, &st)),
                 Arg::P(ptr(&lay.k, &st)),
@@ -415,7 +409,7 @@ impl CudaSession<'_> {
                 Arg::F(c.attn_scale()),
             ];
             let (name, blocks, smem) = match (mma, group) {
-                (Some((k, _)), _) => (k.name, k.columns, k.smem),
+                (Some(((name, blocks, smem), _)), _) => (name, blocks, smem),
                 (None, Some((name, gt))) => (name, c.n_head / gt, 0),
                 (None, None) => match c.head_dim {
                     64 => ("attend_split_64", c.n_head, 0),
@@ -445,25 +439,7 @@ impl CudaSession<'_> {
                 .fold_merge
                 .filter(|&m| n_split <= m && !omit.attention && !omit.merge)
                 .and_then(|_| super::folded_attention(name));
-            let cluster_merged = mma.is_some_and(|(k, _)| k.cluster_merge);
-            if cluster_merged {
-                let mut cargs = args.to_vec();
-                cargs.extend_from_slice(&merge_args[1..6]);
-                cargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
-                let cfg = LaunchConfig {
-                    grid_dim: (n_split as u32, blocks as u32, 1),
-                    ..cfg
-                };
-                // SAFETY: as for the attention and merge launches below; the grid's x (the
-                // splits) is a multiple of the cluster size (cluster_splits), n_split within
-                // the partials; the arrival counters hold MMA_CLUSTER per block column.
-                if !omit.attention {
-                    unsafe {
-                        launch_ex(cuda.stream(), kernel(cuda, name)?, cfg, &cargs, cluster as u32)?
-                    };
-                    self.mark(|| name.into())?;
-                }
-            } else if let Some(fname) = folded {
+            if let Some(fname) = folded {
                 let mut fargs = args.to_vec();
                 fargs.extend_from_slice(&merge_args[1..6]);
                 fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
@@ -499,14 +475,35 @@ impl CudaSession<'_> {
                     unsafe { launch(cuda, name, cfg, &args)? };
                     self.mark(|| name.into())?;
                 }
-                let (merge, cfg) =
+                let (merge, mut cfg) =
                     super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
+                // The wide merge's variant whose extra block columns prefetch the output
+                // projection (DecodeTuning::merge_prefetch).
+                let pf = match pre.filter(|p| {
+                    tune.merge_prefetch && p.blocks > 0 && merge == "attend_merge_gate_q8_w"
+                }) {
+                    Some(p) => self
+                        .prefetch_args(&[&w.attn_output], p.o_proj, q8)?
+                        .map(|a| (a, p.blocks)),
+                    None => None,
+                };
                 // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
-                // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
+                // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS; the
+                // prefetching columns past n_head only prefetch `prefetch_args`' ranges.
                 if !omit.merge {
+                    let (name, args) = match pf {
+                        Some((pa, blocks)) => {
+                            cfg.grid_dim.0 += blocks;
+                            let mut a = merge_args.to_vec();
+                            a.push(Arg::I(c.n_head as i32));
+                            a.extend(pa);
+                            ("attend_merge_gate_q8_w_pf", a)
+                        }
+                        None => (merge, merge_args.to_vec()),
+                    };
                     // SAFETY: as above.
-                    unsafe { launch(cuda, merge, cfg, &merge_args)? };
-                    self.mark(|| merge.into())?;
+                    unsafe { launch(cuda, name, cfg, &args)? };
+                    self.mark(|| name.into())?;
                 }
             }
             if !omit.o_proj {
