@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, MmaAttn,
-    Q8Act, Seg, SegKernel, WideMerge,
+    Q8Act, Seg, SegKernel,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -617,41 +617,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             one_matrix: !tuned.one_matrix,
             ..tuned
         };
-        // The wide merge's output-projection prefetch (round r), on every layer (the wide
-        // merge from one split, no folded merge): the same bits as without.
-        let wide_all = DecodeTuning {
-            wide_merge: Some(WideMerge {
-                threads: 256,
-                min_splits: 0,
-            }),
-            fold_merge: None,
-            l2_prefetch: Some(tuned.l2_prefetch.unwrap_or_default()),
-            merge_prefetch: false,
-            ..tuned
-        };
-        dev.set_decode_tuning(wide_all);
-        let wide_logits = run_session(&dev, &gpu, &tokens).1;
-        dev.set_decode_tuning(DecodeTuning {
-            merge_prefetch: true,
-            ..wide_all
-        });
-        let (mut s_pf, got) = run_session(&dev, &gpu, &tokens);
-        let diff = bits_differ(&got, &wide_logits);
-        let used = s_pf
-            .profile_step(tokens[0])
-            .unwrap()
-            .iter()
-            .filter(|(l, _, _)| l == "attend_merge_gate_q8_w_pf")
-            .count();
-        // The prefetches ride on the int8 path only.
-        let expect = if int8_path(&gpu.cfg) { gpu.cfg.n_layer } else { 0 };
-        let ok = diff == 0 && used == expect;
-        println!(
-            "model {name:20} wide merge with the output-projection prefetch on {used} of {} layers vs without: {diff} logits differ {}",
-            gpu.cfg.n_layer,
-            if ok { "ok" } else { "FAIL" }
-        );
-        tally(ok, &mut pass, &mut fail);
         for other in [
             plain,
             flip_fold,
@@ -986,14 +951,6 @@ fn measure(arg: Option<&str>) -> bool {
             };
             let v = [("hi + lo", hi_lo, false), ("default", t, false)];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
-        }),
-        // The wide merge's output-projection prefetch against none (round r; the same bits).
-        Some("mpf") => run(&|| {
-            let names = ["merge without prefetch", "merge with prefetch"];
-            flag_ab(&opts, &path, &depths, names, |t, on| DecodeTuning {
-                merge_prefetch: on,
-                ..t
-            })
         }),
         // The sliding layers' 2,048-row rings through the per-head kernel with the merge
         // folded in (and its output-projection prefetch) instead of the tensor-core kernel

@@ -114,11 +114,6 @@ pub struct DecodeTuning {
     /// H200 (bench/runs/2026-11-30-h200-o, interleaved A/B): 195.2 → 196.5 tok/s at depth 0,
     /// 177.4 → 178.7 at 32,768.
     pub one_matrix: bool,
-    /// With `l2_prefetch`, the wide split-K merge (at depth: after the tensor-core attention)
-    /// as its variant whose extra block columns prefetch the output projection's first
-    /// `L2Prefetch::o_proj` % into L2 (`attend_merge_gate_q8_w_pf`), as the per-head attention
-    /// does at depth 0. No value changes.
-    pub merge_prefetch: bool,
 }
 
 impl Default for L2Prefetch {
@@ -235,7 +230,6 @@ impl Default for DecodeTuning {
             l2_prefetch: Some(L2Prefetch::default()),
             attn_l1_prefetch: true,
             one_matrix: true,
-            merge_prefetch: false,
         }
     }
 }
@@ -259,7 +253,6 @@ impl DecodeTuning {
         l2_prefetch: None,
         attn_l1_prefetch: false,
         one_matrix: false,
-        merge_prefetch: false,
     };
 }
 

@@ -22,9 +22,9 @@
 // (depth 0) there is nothing to spread: the session keeps attend_merge_gate_q8 below
 // WideMerge::min_splits.
 
-__device__ __forceinline__ void merge_wide(const float *part, float *out, const float *g,
-                                           signed char *qa, float *da, float *sa, int hd,
-                                           int n_split) {
+extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out, const float *g,
+                                                  signed char *qa, float *da, float *sa, int hd,
+                                                  int n_split) {
     __shared__ float wgt[MAX_SPLITS];
     __shared__ float sh[32];
     __shared__ float red[1024 / 16][32];
@@ -70,10 +70,4 @@ __device__ __forceinline__ void merge_wide(const float *part, float *out, const 
         out[h * hd + i] = a;
         if (qa) quant_block32(a, (h * hd + d0) >> 5, qa, da, sa);
     }
-}
-
-extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out, const float *g,
-                                                  signed char *qa, float *da, float *sa, int hd,
-                                                  int n_split) {
-    merge_wide(part, out, g, qa, da, sa, hd, n_split);
 }

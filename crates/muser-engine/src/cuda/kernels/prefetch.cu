@@ -70,19 +70,3 @@ ATTEND_SPLIT_PF(256, , false)
 ATTEND_SPLIT_PF(64, l, true)
 ATTEND_SPLIT_PF(128, l, true)
 ATTEND_SPLIT_PF(256, l, true)
-
-// The wide split-K merge (attend_merge_gate_q8_w) with extra block columns past n_head (those
-// of the first row, blockIdx.y 0) prefetching (DecodeTuning::merge_prefetch): at depth the
-// merge after the tensor-core attention is latency-bound and DRAM idles, as beside the
-// per-head attention at depth 0.
-extern "C" __global__ void attend_merge_gate_q8_w_pf(const float *part, float *out, const float *g,
-                                                     signed char *qa, float *da, float *sa,
-                                                     int hd, int n_split, int n_head, PF_ARGS) {
-    if ((int)blockIdx.x >= n_head) {
-        if (blockIdx.y == 0)
-            prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - n_head,
-                            gridDim.x - n_head);
-        return;
-    }
-    merge_wide(part, out, g, qa, da, sa, hd, n_split);
-}

@@ -475,35 +475,14 @@ impl CudaSession<'_> {
                     unsafe { launch(cuda, name, cfg, &args)? };
                     self.mark(|| name.into())?;
                 }
-                let (merge, mut cfg) =
+                let (merge, cfg) =
                     super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
-                // The wide merge's variant whose extra block columns prefetch the output
-                // projection (DecodeTuning::merge_prefetch).
-                let pf = match pre.filter(|p| {
-                    tune.merge_prefetch && p.blocks > 0 && merge == "attend_merge_gate_q8_w"
-                }) {
-                    Some(p) => self
-                        .prefetch_args(&[&w.attn_output], p.o_proj, q8)?
-                        .map(|a| (a, p.blocks)),
-                    None => None,
-                };
                 // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
-                // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS; the
-                // prefetching columns past n_head only prefetch `prefetch_args`' ranges.
+                // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
                 if !omit.merge {
-                    let (name, args) = match pf {
-                        Some((pa, blocks)) => {
-                            cfg.grid_dim.0 += blocks;
-                            let mut a = merge_args.to_vec();
-                            a.push(Arg::I(c.n_head as i32));
-                            a.extend(pa);
-                            ("attend_merge_gate_q8_w_pf", a)
-                        }
-                        None => (merge, merge_args.to_vec()),
-                    };
                     // SAFETY: as above.
-                    unsafe { launch(cuda, name, cfg, &args)? };
-                    self.mark(|| name.into())?;
+                    unsafe { launch(cuda, merge, cfg, &merge_args)? };
+                    self.mark(|| merge.into())?;
                 }
             }
             if !omit.o_proj {
