@@ -176,20 +176,6 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     const int first = meta[0], n = meta[1];
     const int kv_dim = n_head_kv * HD;
     u16 *ws = (u16 *)attn_smem + warp * NS * STAGE;
-    // Q as A fragments, hi and lo: a0 (row g, cols 2t..), a1 (row g + 8), a2 / a3 (cols + 8).
-    u32 qh[KST][4], ql[KST][4]; // ql unused without LO
-#pragma unroll
-    for (int kk = 0; kk < KST; kk++) {
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = g + 8 * (r & 1), col = 16 * kk + 2 * t + 8 * (r >> 1);
-            float2 x = make_float2(0.0f, 0.0f);
-            if (row < GB) x = *(const float2 *)(q + (size_t)(h0 + row) * HD + col);
-            const u16 a = f2h(x.x), b = f2h(x.y);
-            qh[kk][r] = (u32)a | ((u32)b << 16);
-            if (LO) ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
-        }
-    }
     const int per = (n + n_split - 1) / n_split;
     const int j0 = s * per, j1 = min(n, j0 + per);
     const int cw = j0 + CH * warp;
@@ -249,6 +235,22 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         if (i < nc) load(i, i);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
+    // Q after the first chunks' copies are issued (they do not depend on it), so that its
+    // loads' latency overlaps theirs (round r: the same bits).
+    // Q as A fragments, hi and lo: a0 (row g, cols 2t..), a1 (row g + 8), a2 / a3 (cols + 8).
+    u32 qh[KST][4], ql[KST][4]; // ql unused without LO
+#pragma unroll
+    for (int kk = 0; kk < KST; kk++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int row = g + 8 * (r & 1), col = 16 * kk + 2 * t + 8 * (r >> 1);
+            float2 x = make_float2(0.0f, 0.0f);
+            if (row < GB) x = *(const float2 *)(q + (size_t)(h0 + row) * HD + col);
+            const u16 a = f2h(x.x), b = f2h(x.y);
+            qh[kk][r] = (u32)a | ((u32)b << 16);
+            if (LO) ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
+        }
+    }
     for (int i = 0; i < nc; i++) {
         if (i + NS - 1 < nc) load(i + NS - 1, (i + NS - 1) % NS);
         asm volatile("cp.async.commit_group;" ::: "memory");
@@ -283,21 +285,29 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         r0[8 * HD + 1] = o[d][3];
     }
     __syncthreads();
+    // Each head row's warp weights exp(m_w - max) once (the same values every output used to
+    // recompute: 4 expf per output, ~60 per thread; the same bits), its max and sum.
+    __shared__ float wx[4][16];
+    if (threadIdx.x < GB) {
+        const int r = threadIdx.x;
+        const float bm = fmaxf(fmaxf(wm[0][r], wm[1][r]), fmaxf(wm[2][r], wm[3][r]));
+        float bs = 0.0f;
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+            wx[w][r] = expf(wm[w][r] - bm);
+            bs += wsum[w][r] * wx[w][r];
+        }
+        float *out = part + ((size_t)(h0 + r) * n_split + s) * (HD + 2);
+        out[0] = bm;
+        out[1] = bs;
+    }
+    __syncthreads();
     for (int idx = threadIdx.x; idx < GB * HD; idx += blockDim.x) {
         const int r = idx / HD, i = idx % HD;
-        const float bm = fmaxf(fmaxf(wm[0][r], wm[1][r]), fmaxf(wm[2][r], wm[3][r]));
-        float *out = part + ((size_t)(h0 + r) * n_split + s) * (HD + 2);
         float acc = 0.0f;
 #pragma unroll
-        for (int w = 0; w < 4; w++) acc += wo[((size_t)w * 16 + r) * HD + i] * expf(wm[w][r] - bm);
-        out[2 + i] = acc;
-        if (i == 0) {
-            float bs = 0.0f;
-#pragma unroll
-            for (int w = 0; w < 4; w++) bs += wsum[w][r] * expf(wm[w][r] - bm);
-            out[0] = bm;
-            out[1] = bs;
-        }
+        for (int w = 0; w < 4; w++) acc += wo[((size_t)w * 16 + r) * HD + i] * wx[w][r];
+        part[((size_t)(h0 + r) * n_split + s) * (HD + 2) + 2 + i] = acc;
     }
 #endif
 }
