@@ -31,23 +31,51 @@ extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out,
     const int h = blockIdx.x, d0 = 32 * blockIdx.y;
     const int row = hd + 2;
     const float *p = part + (size_t)h * n_split * row;
-    float lm = -3.0e38f;
-    for (int s = threadIdx.x; s < n_split; s += blockDim.x) lm = fmaxf(lm, p[(size_t)s * row]);
+    const int ng = blockDim.x >> 4, grp = threadIdx.x >> 4, c = threadIdx.x & 15;
+    // (hd + 2) and the column offset are even: float2 loads are 8-byte aligned.
+    const float *pc = p + 2 + d0 + 2 * c;
+    // Issued first, so that their latencies overlap instead of following the reductions
+    // (round r: the same bits): the thread's first 8 column pieces (splits grp, grp + ng, ...),
+    // its first split's max and sum, the gate values.
+    float2 xs[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const int s = grp + j * ng;
+        xs[j] = s < n_split ? *(const float2 *)(pc + (size_t)s * row) : make_float2(0.0f, 0.0f);
+    }
+    const float gv = threadIdx.x < 32 ? g[h * hd + d0 + threadIdx.x] : 0.0f;
+    const bool own = (int)threadIdx.x < n_split;
+    const float m_own = own ? p[(size_t)threadIdx.x * row] : -3.0e38f;
+    const float l_own = own ? p[(size_t)threadIdx.x * row + 1] : 0.0f;
+    float lm = m_own;
+    for (int s = threadIdx.x + blockDim.x; s < n_split; s += blockDim.x)
+        lm = fmaxf(lm, p[(size_t)s * row]);
     const float gm = block_max(lm, sh);
     float lt = 0.0f;
-    for (int s = threadIdx.x; s < n_split; s += blockDim.x) {
+    if (own) {
+        const float w = expf(m_own - gm);
+        wgt[threadIdx.x] = w;
+        lt += l_own * w;
+    }
+    for (int s = threadIdx.x + blockDim.x; s < n_split; s += blockDim.x) {
         const float w = expf(p[(size_t)s * row] - gm);
         wgt[s] = w;
         lt += p[(size_t)s * row + 1] * w;
     }
     // block_sum ends with a barrier: wgt is complete after it.
     const float total = block_sum(lt, sh);
-    const int ng = blockDim.x >> 4, grp = threadIdx.x >> 4, c = threadIdx.x & 15;
-    // (hd + 2) and the column offset are even: float2 loads are 8-byte aligned.
-    const float *pc = p + 2 + d0 + 2 * c;
     float ax = 0.0f, ay = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const int s = grp + j * ng;
+        if (s < n_split) {
+            const float w = wgt[s];
+            ax += xs[j].x * w;
+            ay += xs[j].y * w;
+        }
+    }
 #pragma unroll 8
-    for (int s = grp; s < n_split; s += ng) {
+    for (int s = grp + 8 * ng; s < n_split; s += ng) {
         const float2 x = *(const float2 *)(pc + (size_t)s * row);
         const float w = wgt[s];
         ax += x.x * w;
@@ -66,7 +94,7 @@ extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out,
     if (threadIdx.x < 32) {
         const int i = d0 + threadIdx.x;
         float a = red[0][threadIdx.x] / total;
-        a *= 1.0f / (1.0f + expf(-g[h * hd + i]));
+        a *= 1.0f / (1.0f + expf(-gv));
         out[h * hd + i] = a;
         if (qa) quant_block32(a, (h * hd + d0) >> 5, qa, da, sa);
     }
