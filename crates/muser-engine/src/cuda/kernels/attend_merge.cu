@@ -21,6 +21,13 @@
 // tok/s there, 172.2-172.3 → 173.5-174.1 at 32768; 256 and 512 threads alike. With 1-2 splits
 // (depth 0) there is nothing to spread: the session keeps attend_merge_gate_q8 below
 // WideMerge::min_splits.
+// Round r (bench/runs/2026-12-01-h200-r r6): the column pieces, the first split's max and sum
+// and the gate loaded before the reductions: the same bits (logits digests), 6.2 → 5.8 µs per
+// call event-timed at depth 32768, decode +0.3-0.4 % at depths 4096 and 32768. Two variants
+// were measured slower and removed: extra block columns prefetching the output projection
+// into L2 (r4: −1.7 % at depth; branch cuda-merge-prefetch), and the merge folded into the
+// tensor-core attention through thread-block clusters (r1-r3: 1-3 % slower even with one
+// cluster per column; branch cuda-cluster-merge).
 
 extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out, const float *g,
                                                   signed char *qa, float *da, float *sa, int hd,

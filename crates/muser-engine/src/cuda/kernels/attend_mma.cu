@@ -32,6 +32,11 @@
 // tok/s at depth 4096, 159.3-159.7 → 171.3 at 32768, 122.6 → 154.2 at 131072. On 128-row
 // caches (depth 0) it is slower (181 vs 185-186 tok/s: 2 blocks per layer), so it is not used
 // there. 16 × 4 and 32 × 2 measured 1-7 % slower than 16 × 2 at depth.
+// Round r (bench/runs/2026-12-01-h200-r): Q and P in f16 only (the `_h` variants, the default:
+// +0.4-0.5 % at depths 4096 and 32768, r4), and per block the first chunks' copies issued
+// before Q's loads and the epilogue's warp weights computed once per head row (the same bits:
+// +1.2-1.3 % at depths 4096 and 32768, this kernel 0.53 → 0.47 ms per token event-timed at
+// depth 4096, r5).
 // d += a · b (m16n8k16, f16 inputs, f32 accumulators; A row-major, B column-major).
 __device__ __forceinline__ void mma16816(float *d, const u32 *a, u32 b0, u32 b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
