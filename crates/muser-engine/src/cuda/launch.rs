@@ -27,8 +27,9 @@ pub(crate) enum KArg {
 /// prefetch in the Q/K/V epilogue; the L2 prefetch issued as cp.async.bulk.prefetch.L2 per
 /// 16 KB; a deferred-norm step whose consumers take two int8 rows; the Q/K/V/gate launch with
 /// its types fixed at compile time; the FFN down projection's rows split over more blocks,
-/// the norm tail adding the partial rows) is recorded in bench/runs/2026-11-30-h200-e, -g,
-/// -h, -j, -m, -n, -o and -p and removed.
+/// the norm tail adding the partial rows; the tensor-core attention's merge folded in through
+/// thread-block clusters; the wide merge prefetching the output projection) is recorded in
+/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
