@@ -926,6 +926,7 @@ fn measure(arg: Option<&str>) -> bool {
                     split_rows_long,
                     // f16 products are compiled for 16 × 2 only.
                     f16: m.f16 && (chunk, stages) == (16, 2),
+                    ..m
                 }),
                 ..t
             };
@@ -950,6 +951,20 @@ fn measure(arg: Option<&str>) -> bool {
                 ..t
             };
             let v = [("hi + lo", hi_lo, false), ("default", t, false)];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention's rows per split on the sliding rings (round r, r8).
+        Some("short") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let with = |split_rows_short| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    split_rows_short,
+                    ..m
+                }),
+                ..t
+            };
+            let v = [("128 rows", with(128), false), ("default", t, false)];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
         // The sliding layers' 2,048-row rings through the per-head kernel with the merge

@@ -57,8 +57,8 @@ pub struct DecodeTuning {
     /// super-blocks. Same bits. Measured alone on the H200 (tools/bench/mvbw, h200-n):
     /// 40.3 → 39.1 µs per launch.
     pub gate_up_flat: bool,
-    /// Cache rows per split-K attention block (at least `ROWS_PER_SPLIT`, 128: the partials
-    /// are sized for that), for the per-head kernel and for the grouped one (long caches:
+    /// Cache rows per split-K attention block (at least 64: the partials are sized for that),
+    /// for the per-head kernel and for the grouped one (long caches:
     /// with K staged through shared memory, two 32-row chunks per warp at 256 rows measured
     /// 148.3 → 152.2 tok/s at depth 32768 with every layer at 256).
     pub split_rows: usize,
@@ -180,8 +180,12 @@ pub struct MmaAttn {
     pub min_capacity: usize,
     /// Cache rows per split on caches of at least `AttnChoice::min_capacity` rows when the
     /// `AttnChoice` groups heads (`heads_per_block` set; otherwise, and on shorter caches,
-    /// `split_rows`); at least 128, as the partials are sized for that.
+    /// `split_rows_short`); at least 64, as the partials are sized for that.
     pub split_rows_long: usize,
+    /// Cache rows per split on the other caches it takes (the 2,048-row sliding rings at
+    /// depth; at least 64). Measured on the H200 (bench/runs/2026-12-01-h200-r): 512 and 256
+    /// rows slower than 128 (r3), 64 against 128 in r8.
+    pub split_rows_short: usize,
     /// Q and P in f16 only (the `_h` variants, 16 × 2: half the mma and no hi/lo split)
     /// instead of f16 hi + lo parts (near f32). Rounds the scores by ~2^-12 of |q|·|k| and the
     /// probabilities by ~2^-12: held to the oracle's bar (op NMSE at most a tenth of what the
@@ -199,6 +203,7 @@ impl Default for MmaAttn {
             stages: 2,
             min_capacity: 2048,
             split_rows_long: 512,
+            split_rows_short: 64,
             f16: true,
         }
     }

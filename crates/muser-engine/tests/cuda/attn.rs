@@ -107,14 +107,15 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                         stages,
                         min_capacity: 0,
                         split_rows_long: rows,
+                        split_rows_short: rows,
                         f16: false,
                     }),
                     rows,
                 ));
             }
         }
-        // (round r) f16-only products (16 × 2).
-        for rows in [128, 512] {
+        // (round r) f16-only products (16 × 2), also at 64 rows per split.
+        for rows in [64, 128, 512] {
             let m = MmaAttn {
                 min_capacity: 0,
                 split_rows_long: rows,
@@ -285,6 +286,7 @@ pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, u
             stages,
             min_capacity: 0,
             split_rows_long: 256,
+            split_rows_short: 64,
             f16,
         };
         let tune = DecodeTuning {

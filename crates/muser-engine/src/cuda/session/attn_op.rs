@@ -33,7 +33,7 @@ pub struct AttnShape {
     pub capacity: usize,
     pub first: usize,
     pub n: usize,
-    /// Cache rows per split-K block (at least 128).
+    /// Cache rows per split-K block (at least 64).
     pub split_rows: usize,
     /// The merge: the wide merge (`DecodeTuning::wide_merge`), or `None` for
     /// `attend_merge_gate_q8`.

@@ -146,13 +146,18 @@ struct Scratch {
 /// Rows of the window per split-K attention block: more blocks and a longer merge against
 /// shorter serial walks per block. Measured on the H200 (30B synthetic, decode tok/s at
 /// depth 4,096 / 32,768 / 131,072): 512 rows 49.1 / 43.7 / 29.1, 128 rows 71.1 / 55.1 / 30.4.
-const ROWS_PER_SPLIT: usize = 128;
+/// The fewest rows a split takes (the partials are sized for that): 64, for the tensor-core
+/// kernel on the sliding rings (`MmaAttn::split_rows_short`).
+const ROWS_PER_SPLIT: usize = 64;
+
+/// The shortest span of the step's attention (`span_graphs`).
+const MIN_SPAN: usize = 128;
 
 /// The span a step's attention is laid out for when `used` rows are in the caches: a power of
-/// two from ROWS_PER_SPLIT up (`span_graphs`), else the most positions (the caches' capacity).
+/// two from MIN_SPAN up (`span_graphs`), else the most positions (the caches' capacity).
 fn span_of(used: usize, span_graphs: bool, max_positions: usize) -> usize {
     if span_graphs {
-        used.max(ROWS_PER_SPLIT).next_power_of_two()
+        used.max(MIN_SPAN).next_power_of_two()
     } else {
         max_positions.max(1)
     }
@@ -351,7 +356,7 @@ impl<'m> CudaSession<'m> {
             embed,
             argmax: st.alloc_zeros::<u32>(1).map_err(cuda_err("allocating"))?,
             graphs: Vec::new(),
-            span: ROWS_PER_SPLIT,
+            span: MIN_SPAN,
             steps: 0,
             next: 0,
             max_positions,

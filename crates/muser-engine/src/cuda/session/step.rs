@@ -385,7 +385,7 @@ impl CudaSession<'_> {
                         if long {
                             m.split_rows_long
                         } else {
-                            tune.split_rows
+                            m.split_rows_short
                         },
                     ))
                 });
