@@ -183,8 +183,10 @@ pub struct MmaAttn {
     /// `split_rows_short`); at least 64, as the partials are sized for that.
     pub split_rows_long: usize,
     /// Cache rows per split on the other caches it takes (the 2,048-row sliding rings at
-    /// depth; at least 64). Measured on the H200 (bench/runs/2026-12-01-h200-r): 512 and 256
-    /// rows slower than 128 (r3), 64 against 128 in r8.
+    /// depth; at least 64). Measured on the H200 (bench/runs/2026-12-01-h200-r, interleaved
+    /// A/B): 512 and 256 rows slower than 128 (r3: 186.9 → 178.5 and 184.9 tok/s at depth
+    /// 4,096); 64 faster (r8: 189.8-190.1 → 190.8-191.0 at 4,096, 185.7-186.0 → 186.6-187.0
+    /// at 32,768; depth 0 unchanged): 32 splits, one 16-row chunk per warp.
     pub split_rows_short: usize,
     /// Q and P in f16 only (the `_h` variants, 16 × 2: half the mma and no hi/lo split)
     /// instead of f16 hi + lo parts (near f32). Rounds the scores by ~2^-12 of |q|·|k| and the
