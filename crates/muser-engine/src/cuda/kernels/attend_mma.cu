@@ -161,6 +161,27 @@ __device__ __forceinline__ void mma_chunk(const u16 *ks, const u16 *vs, const u3
     }
 }
 
+// Q rows h0 .. h0 + GB - 1 of `qb` (HD floats each; rows past GB are zero) as mma A
+// fragments: a0 (row g, cols 2t..), a1 (row g + 8), a2 / a3 (cols + 8), hi parts and, with LO,
+// lo parts (x = hi + lo to ~2^-22). Shared by attend_mma and pf_attend_mma.
+template <int HD, bool LO>
+__device__ __forceinline__ void q_frags(const float *qb, int h0, int GB, u32 (*qh)[4],
+                                        u32 (*ql)[4]) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int row = g + 8 * (r & 1), col = 16 * kk + 2 * t + 8 * (r >> 1);
+            float2 x = make_float2(0.0f, 0.0f);
+            if (row < GB) x = *(const float2 *)(qb + (size_t)(h0 + row) * HD + col);
+            const u16 a = f2h(x.x), b = f2h(x.y);
+            qh[kk][r] = (u32)a | ((u32)b << 16);
+            if (LO) ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
+        }
+    }
+}
+
 template <int HD, int CH, int NS, bool LO>
 __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, const u16 *vc,
                                               float *part, int n_head, int n_head_kv,
@@ -242,20 +263,8 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
     }
     // Q after the first chunks' copies are issued (they do not depend on it), so that its
     // loads' latency overlaps theirs (round r: the same bits).
-    // Q as A fragments, hi and lo: a0 (row g, cols 2t..), a1 (row g + 8), a2 / a3 (cols + 8).
     u32 qh[KST][4], ql[KST][4]; // ql unused without LO
-#pragma unroll
-    for (int kk = 0; kk < KST; kk++) {
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = g + 8 * (r & 1), col = 16 * kk + 2 * t + 8 * (r >> 1);
-            float2 x = make_float2(0.0f, 0.0f);
-            if (row < GB) x = *(const float2 *)(q + (size_t)(h0 + row) * HD + col);
-            const u16 a = f2h(x.x), b = f2h(x.y);
-            qh[kk][r] = (u32)a | ((u32)b << 16);
-            if (LO) ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
-        }
-    }
+    q_frags<HD, LO>(q, h0, GB, qh, ql);
     for (int i = 0; i < nc; i++) {
         if (i + NS - 1 < nc) load(i + NS - 1, (i + NS - 1) % NS);
         asm volatile("cp.async.commit_group;" ::: "memory");

@@ -41,20 +41,9 @@ __device__ __forceinline__ void pf_attend_mma_t(const float *q, const u16 *kring
     const int j_lo = max(org_log, p0 + t - window + 1) - lo_b;
     const int j_hi = n_ring + t;
     const int tc = live ? t : t_last;
-    // Q as A fragments, hi and lo: a0 (row g, cols 2tq..), a1 (row g + 8), a2 / a3 (cols + 8).
+    // Q as A fragments, hi and lo (token tc's rows).
     u32 qh[KST][4], ql[KST][4];
-#pragma unroll
-    for (int kk = 0; kk < KST; kk++) {
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = g + 8 * (r & 1), col = 16 * kk + 2 * tq + 8 * (r >> 1);
-            float2 x = make_float2(0.0f, 0.0f);
-            if (row < GB) x = *(const float2 *)(q + ((size_t)tc * n_head + h0 + row) * HD + col);
-            const u16 a = f2h(x.x), b = f2h(x.y);
-            qh[kk][r] = (u32)a | ((u32)b << 16);
-            ql[kk][r] = (u32)f2h(x.x - h2f(a)) | ((u32)f2h(x.y - h2f(b)) << 16);
-        }
-    }
+    q_frags<HD, true>(q + (size_t)tc * n_head * HD, h0, GB, qh, ql);
     // Keys c0 .. c0 + CH - 1 into stage st (one commit group; keys past the end read as 0).
     auto load = [&](int c0, int st) {
         u16 *ks = stage[st][0], *vs = stage[st][1];
