@@ -192,9 +192,9 @@ pub struct MmaAttn {
     /// instead of f16 hi + lo parts (near f32). Rounds the scores by ~2^-12 of |q|·|k| and the
     /// probabilities by ~2^-12: held to the oracle's bar (op NMSE at most a tenth of what the
     /// output's int8 rounding adds: measured 2.2e-3 of it; the sessions' KL within the CPU
-    /// path's). Default on: interleaved A/B on the H200 (bench/runs/2026-12-01-h200-r r1-r3)
-    /// 186.6 → 187.4 tok/s at depth 4096, 182.4-182.7 → 182.9-183.5 at 32,768; at depth 0 no
-    /// cache takes the tensor-core kernel.
+    /// path's). Default on: interleaved A/B on the H200 (bench/runs/2026-12-01-h200-r r4)
+    /// 186.9-188.0 → 187.8-188.8 tok/s at depth 4,096, 183.7-184.0 → 184.8-184.9 at 32,768;
+    /// at depth 0 no cache takes the tensor-core kernel.
     pub f16: bool,
 }
 

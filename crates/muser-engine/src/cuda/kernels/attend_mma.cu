@@ -58,7 +58,7 @@ __device__ __forceinline__ void split_pair(float x0, float x1, u32 &hi, u32 &lo)
 // pf_attend_mma): S = Q · Kᵀ over the K rows `ks`, the online softmax of its two head rows
 // (c0/c1 of a tile: row g, c2/c3: row g + 8; key column 8 nt + 2 (lane & 3) + e) over the
 // columns `keep` accepts (the others weigh 0), O += P · V over the V rows `vs` (PAD = HD + 8
-// halves per shared row). Q and P in f16 hi + lo parts.
+// halves per shared row).
 // LO: Q and P as f16 hi + lo parts (each product twice, near f32 precision); without, hi only
 // (f16 Q and P: scores off by ~2^-12 of |q|·|k|, the probabilities by ~2^-12 relative, below
 // the int8 rounding of the attention's output) and the exponentials through ex2.approx
@@ -273,7 +273,7 @@ __device__ __forceinline__ void attend_mma_hd(const float *q, const u16 *kc, con
         const u16 *ks = ws + (i % NS) * STAGE, *vs = ks + CH * PAD;
         const int c0 = cw + 4 * CH * i;
         mma_chunk<HD, CH, LO>(ks, vs, qh, ql, o, m0, m1, sum0, sum1, scale,
-                          [&](int col) { return c0 + col < j1; });
+                              [&](int col) { return c0 + col < j1; });
         __syncwarp();
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
