@@ -4,7 +4,8 @@
 //! gate/up launch with SwiGLU and its int8 quantization folded in (`mvq_gu_swiglu`).
 
 use cudarc::driver::{
-    CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 
 use super::launch::{launch_ex, KArg};
@@ -228,32 +229,18 @@ impl Cuda {
             (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
             _ => return Ok(None),
         };
-        let bytes = seg
-            .ty
-            .bytes_for((seg.n_out * n_in) as u64)
-            .unwrap_or(u64::MAX);
-        if n_in % 256 != 0
-            || act.len() < n_in
-            || (seg.w.len() as u64) < bytes
-            || seg.y.len() < seg.n_out
-        {
+        if n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
-                "one-matrix matvec: {} weight bytes / {} outputs / {} activations for {} x {n_in} {}",
-                seg.w.len(),
-                seg.y.len(),
-                act.len(),
-                seg.n_out,
-                seg.ty
+                "one-matrix matvec: n_in {n_in} (a multiple of 256 within {})",
+                act.len()
             )));
         }
+        check_seg(seg, n_in, "one-matrix matvec")?;
         let st = &self.stream;
         let (w, _) = seg.w.device_ptr(st);
         let (y, _) = seg.y.device_ptr_mut(st);
         let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
-        let (qa, _) = act.qa.device_ptr(st);
-        let (da, _) = act.da.device_ptr(st);
-        let (sa, _) = act.sa.device_ptr(st);
-        args.extend([KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]);
+        args.extend(act_args(act, n_in, st));
         let cfg = LaunchConfig {
             grid_dim: (
                 seg.n_out.div_ceil(kernel.rows_per_block(seg.ty)) as u32,
@@ -387,9 +374,7 @@ impl Cuda {
         let (wg, _) = gate.1.device_ptr(st);
         let (wu, _) = up.1.device_ptr(st);
         let (hp, _) = h.device_ptr_mut(st);
-        let (qa, _) = act.qa.device_ptr(st);
-        let (da, _) = act.da.device_ptr(st);
-        let (sa, _) = act.sa.device_ptr(st);
+        let [qa, da, sa, n] = act_args(act, n_in, st);
         let (qo, _) = out.qa.device_ptr_mut(st);
         let (dout, _) = out.da.device_ptr_mut(st);
         let (so, _) = out.sa.device_ptr_mut(st);
@@ -398,10 +383,10 @@ impl Cuda {
             KArg::P(wu),
             KArg::I(n_ff as i32),
             KArg::P(hp),
-            KArg::P(qa),
-            KArg::P(da),
-            KArg::P(sa),
-            KArg::I(n_in as i32),
+            qa,
+            da,
+            sa,
+            n,
             KArg::P(qo),
             KArg::P(dout),
             KArg::P(so),
@@ -453,16 +438,7 @@ impl Cuda {
         let mut segs_args = [(0u64, 0i32, 0i32, 0u64, 0i32); 4];
         let mut blocks = 0usize;
         for (a, s) in segs_args.iter_mut().zip(segs.iter_mut()) {
-            let bytes = s.ty.bytes_for((s.n_out * n_in) as u64).unwrap_or(u64::MAX);
-            if (s.w.len() as u64) < bytes || s.y.len() < s.n_out {
-                return Err(Error::Cuda(format!(
-                    "segment matvec: {} weights bytes / {} outputs for {} x {n_in} {}",
-                    s.w.len(),
-                    s.y.len(),
-                    s.n_out,
-                    s.ty
-                )));
-            }
+            check_seg(s, n_in, "segment matvec")?;
             let (w, _) = s.w.device_ptr(st);
             let (y, _) = s.y.device_ptr_mut(st);
             *a = (
@@ -481,10 +457,7 @@ impl Cuda {
                 args.push(KArg::I(b));
             }
         }
-        let (qa, _) = act.qa.device_ptr(st);
-        let (da, _) = act.da.device_ptr(st);
-        let (sa, _) = act.sa.device_ptr(st);
-        args.extend([KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]);
+        args.extend(act_args(act, n_in, st));
         args.extend_from_slice(tail);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
@@ -601,6 +574,32 @@ impl Cuda {
         unsafe { b.launch(cfg) }.map_err(cuda_err("launching q6k_split"))?;
         Ok(out)
     }
+}
+
+/// Whether `seg`'s weights hold its n_out rows of `n_in` elements and its output n_out values.
+fn check_seg(seg: &Seg<'_>, n_in: usize, what: &str) -> Result<()> {
+    let bytes = seg
+        .ty
+        .bytes_for((seg.n_out * n_in) as u64)
+        .unwrap_or(u64::MAX);
+    if (seg.w.len() as u64) < bytes || seg.y.len() < seg.n_out {
+        return Err(Error::Cuda(format!(
+            "{what}: {} weight bytes / {} outputs for {} x {n_in} {}",
+            seg.w.len(),
+            seg.y.len(),
+            seg.n_out,
+            seg.ty
+        )));
+    }
+    Ok(())
+}
+
+/// The int8 activation row's kernel arguments: values, block scales, block sums, n_in.
+fn act_args(act: &Q8Act, n_in: usize, st: &CudaStream) -> [KArg; 4] {
+    let (qa, _) = act.qa.device_ptr(st);
+    let (da, _) = act.da.device_ptr(st);
+    let (sa, _) = act.sa.device_ptr(st);
+    [KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]
 }
 
 #[cfg(test)]
