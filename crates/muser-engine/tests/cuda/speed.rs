@@ -441,8 +441,8 @@ pub(crate) fn omit_costs(opts: &CudaOptions, path: &str, depth: usize) {
 
 /// Decode speed of launch choices `variants` at a synthetic depth, interleaved over four
 /// rounds (100 tokens each after 2 of warm-up, a fresh session of depth + 128 positions, as
-/// `muser bench` sizes it for tg128), after a bit check of each variant's logits over 4 steps at depth
-/// 0 against the first variant's where `same_bits` says they claim the same bits.
+/// `muser bench` sizes it for tg128), after a bit check of each variant's logits over 4 steps
+/// at that depth against the first variant's where `same_bits` says they claim the same bits.
 pub(crate) fn tune_ab(
     opts: &CudaOptions,
     path: &str,
@@ -453,10 +453,13 @@ pub(crate) fn tune_ab(
     let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
     let tuned = dev.decode_tuning();
     let cap = depth + 128;
-    if depth == 0 {
+    if variants.iter().any(|v| v.2) {
         let logits_of = |tune: DecodeTuning| {
             dev.set_decode_tuning(tune);
             let mut sess = CudaSession::new(&dev, &model, cap).unwrap();
+            if depth > 0 {
+                sess.fill_synthetic(depth, 7).unwrap();
+            }
             (0..4u32)
                 .flat_map(|i| sess.step(i * 977 + 5).unwrap())
                 .collect::<Vec<f32>>()
@@ -466,7 +469,7 @@ pub(crate) fn tune_ab(
             if same {
                 let diff = bits_differ(&logits_of(tune), &want);
                 println!(
-                    "full-size logits, 4 steps: {name} vs {}: {diff} of {} differ {}",
+                    "full-size logits, 4 steps at depth {depth}: {name} vs {}: {diff} of {} differ {}",
                     variants[0].0,
                     want.len(),
                     if diff == 0 { "ok" } else { "FAIL" }
