@@ -617,6 +617,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             one_matrix: !tuned.one_matrix,
             ..tuned
         };
+        // (round s) Four warps per block in the one-matrix launches instead of the default's
+        // one: the same bits.
+        let four_warps = DecodeTuning {
+            one_warps: if tuned.one_warps == 4 { 1 } else { 4 },
+            ..tuned
+        };
         for other in [
             plain,
             flip_fold,
@@ -625,6 +631,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_prefetch,
             flip_l1,
             flip_one,
+            four_warps,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -1006,6 +1013,17 @@ fn measure(arg: Option<&str>) -> bool {
                 one_matrix: on,
                 ..t
             })
+        }),
+        // The one-matrix launches at 1, 2 and 4 warps per block (the same bits).
+        Some("warps") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |one_warps| DecodeTuning { one_warps, ..t };
+            let v = [
+                ("4 warps per block", with(4), false),
+                ("2 warps per block", with(2), true),
+                ("1 warp per block", with(1), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
         // A digest of 4 steps' logits at the depths (synthetic KV rows), to compare builds.
         Some("digest") => run(&|| depths.iter().for_each(|&d| speed::digest(&opts, &path, d))),

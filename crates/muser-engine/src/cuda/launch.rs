@@ -115,6 +115,13 @@ pub struct DecodeTuning {
     /// H200 (bench/runs/2026-11-30-h200-o, interleaved A/B): 195.2 → 196.5 tok/s at depth 0,
     /// 177.4 → 178.7 at 32,768.
     pub one_matrix: bool,
+    /// Warps per block of the one-matrix launches (1 to 4; each warp its 4 rows, so the same
+    /// bits at any count): fewer warps per block spread the sub-wave grids' rows more evenly
+    /// over the SMs (416 blocks of 4 warps put 4 blocks on 20 of the H200's 132 SMs and 3 on
+    /// the others; 1,664 blocks of one warp put 12 or 13 on each). Measured on the H200
+    /// (bench/runs/2026-12-01-h200-s s4, interleaved A/B, the same bits): 4 → 1 warp 198.2-198.3
+    /// → 198.7-198.9 tok/s at depth 0, 185.7-186.3 → 186.3-186.7 at 32,768 (2 warps between).
+    pub one_warps: u32,
 }
 
 impl Default for L2Prefetch {
@@ -238,6 +245,7 @@ impl Default for DecodeTuning {
             l2_prefetch: Some(L2Prefetch::default()),
             attn_l1_prefetch: true,
             one_matrix: true,
+            one_warps: 1,
         }
     }
 }
@@ -261,6 +269,7 @@ impl DecodeTuning {
         l2_prefetch: None,
         attn_l1_prefetch: false,
         one_matrix: false,
+        one_warps: 4,
     };
 }
 

@@ -241,13 +241,11 @@ impl Cuda {
         let (y, _) = seg.y.device_ptr_mut(st);
         let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
         args.extend(act_args(act, n_in, st));
+        // Each warp takes 4 rows (ONE_ENTRY's), whatever the warps per block.
+        let warps = self.decode_tuning().one_warps.clamp(1, kernel.warps as u32);
         let cfg = LaunchConfig {
-            grid_dim: (
-                seg.n_out.div_ceil(kernel.rows_per_block(seg.ty)) as u32,
-                1,
-                1,
-            ),
-            block_dim: (32 * kernel.warps as u32, 1, 1),
+            grid_dim: (seg.n_out.div_ceil(4 * warps as usize) as u32, 1, 1),
+            block_dim: (32 * warps, 1, 1),
             shared_mem_bytes: 0,
         };
         let f = self

@@ -375,7 +375,8 @@ SEG_ENTRY(mvq_seg_41_lb5, 4, 1, 5)
 // the same rows per warp and the same loops, so the same bits. Measured alone on the H200
 // (tools/bench/mvbw/conv.cu at commit 8b4c0bf, bench/runs/2026-11-30-h200-o o3): 6656 x 4096
 // Q4_K 7.16 µs, 6656 x 19968 Q4_K 21.7 µs, where the segment kernel took 7.4-7.6 and 22.4
-// (h200-n); in the step 195.2 → 196.5 tok/s (o5).
+// (h200-n); in the step 195.2 → 196.5 tok/s (o5). Any number of warps per block (each warp
+// its own 4 rows): the session launches one (DecodeTuning::one_warps, round s: +0.2 %).
 #define ONE_ENTRY(NAME, ROWS, MINB)                                                            \
     extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
         NAME(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,         \
