@@ -28,8 +28,11 @@ pub(crate) enum KArg {
 /// 16 KB; a deferred-norm step whose consumers take two int8 rows; the Q/K/V/gate launch with
 /// its types fixed at compile time; the FFN down projection's rows split over more blocks,
 /// the norm tail adding the partial rows; the tensor-core attention's merge folded in through
-/// thread-block clusters; the wide merge prefetching the output projection) is recorded in
-/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r and removed.
+/// thread-block clusters; the wide merge prefetching the output projection; the gate
+/// projection's rows in the tensor-core attention launch; the wide merge as one warp per block;
+/// the output projection prefetched beside the tensor-core attention) is recorded in
+/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s and
+/// removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -119,8 +122,9 @@ pub struct DecodeTuning {
     /// bits at any count): fewer warps per block spread the sub-wave grids' rows more evenly
     /// over the SMs (416 blocks of 4 warps put 4 blocks on 20 of the H200's 132 SMs and 3 on
     /// the others; 1,664 blocks of one warp put 12 or 13 on each). Measured on the H200
-    /// (bench/runs/2026-12-01-h200-s s4, interleaved A/B, the same bits): 4 → 1 warp 198.2-198.3
-    /// → 198.7-198.9 tok/s at depth 0, 185.7-186.3 → 186.3-186.7 at 32,768 (2 warps between).
+    /// (bench/runs/2026-12-01-h200-s s4, interleaved A/B, the same bits): 4 → 1 warp 197.4-198.3
+    /// → 198.7-198.9 tok/s at depth 0, 185.7-186.3 → 186.3-186.7 at 32,768 (2 warps between;
+    /// s5: within the noise at 4,096).
     pub one_warps: u32,
 }
 
