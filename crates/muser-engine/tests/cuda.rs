@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, MmaAttn,
-    Q8Act, Seg, SegKernel,
+    Q8Act, Seg, SegKernel, ARGMAX_WORDS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -288,8 +288,17 @@ fn embed_parity(cuda: &Cuda) -> (usize, usize) {
             }
         }
     }
-    // Argmax: planted maxima, ties (the first index wins) and a vocabulary-sized row.
-    for (case, n) in [(0u64, 1usize), (1, 1000), (2, 202_048), (3, 262_144)] {
+    // Argmax (over the grid's blocks): planted maxima, ties (the first index wins), a
+    // vocabulary-sized row, NaN in the row (never chosen over a number), launched twice on
+    // one scratch (its counter must come back to 0).
+    for (case, n) in [
+        (0u64, 1usize),
+        (1, 1000),
+        (2, 202_048),
+        (3, 262_144),
+        (4, 70_001),
+        (5, 202_048),
+    ] {
         let mut rng = Rng(0xa59a_0000 ^ case | 1);
         let mut v: Vec<f32> = (0..n).map(|_| rng.f()).collect();
         if n > 100 {
@@ -297,14 +306,31 @@ fn embed_parity(cuda: &Cuda) -> (usize, usize) {
             v[at] = 7.0;
             v[n - 5] = 7.0;
         }
-        let want = v
-            .iter()
-            .enumerate()
-            .fold(0, |b, (i, &x)| if x > v[b] { i } else { b });
+        if case == 4 {
+            for x in v.iter_mut().skip(3).step_by(7) {
+                *x = f32::NAN;
+            }
+        }
+        if case == 5 {
+            // The maximum in the last block's share, then only ties of it.
+            v[n - 1] = 9.0;
+            v[n - 2] = 9.0;
+        }
+        let want = muser_engine::sampling::argmax(&v);
         let vd = stream.clone_htod(&v).unwrap();
-        let mut out = stream.alloc_zeros::<u32>(1).unwrap();
-        cuda.argmax_into(&vd.as_view(), n, &mut out).unwrap();
-        let got = stream.clone_dtoh(&out).unwrap()[0] as usize;
+        let mut out = stream.alloc_zeros::<u32>(ARGMAX_WORDS).unwrap();
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            cuda.argmax_into(&vd.as_view(), n, &mut out).unwrap();
+            let back = stream.clone_dtoh(&out).unwrap();
+            // The arrival counter is back at 0 for the next launch.
+            got.push(if back[1] == 0 {
+                back[0] as usize
+            } else {
+                usize::MAX
+            });
+        }
+        let got = if got[0] == got[1] { got[0] } else { usize::MAX };
         if got == want {
             pass += 1;
         } else {
@@ -1024,6 +1050,13 @@ fn measure(arg: Option<&str>) -> bool {
                 ("1 warp per block", with(1), true),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The host's share of a step: steps waited for one by one (the bench's loop) against
+        // steps queued ahead (with and without the argmax kernel), at the depths.
+        Some("gap") => run(&|| {
+            depths
+                .iter()
+                .for_each(|&d| speed::host_gap(&opts, &path, d))
         }),
         // A digest of 4 steps' logits at the depths (synthetic KV rows), to compare builds.
         Some("digest") => run(&|| depths.iter().for_each(|&d| speed::digest(&opts, &path, d))),

@@ -56,33 +56,43 @@ impl Cuda {
         Ok(())
     }
 
-    /// `*out = argmax(v[..n])` (the first index on ties), on the device.
+    /// `ws[0] = argmax(v[..n])` (the first index on ties), on the device, through
+    /// `argmax_f32_grid` over `ARGMAX_BLOCKS` blocks; `ws` is its scratch of `ARGMAX_WORDS`
+    /// values, allocated zeroed (the kernel leaves its counter at 0 again).
     pub fn argmax_into(
         &self,
         v: &CudaView<'_, f32>,
         n: usize,
-        out: &mut CudaSlice<u32>,
+        ws: &mut CudaSlice<u32>,
     ) -> Result<()> {
-        if v.len() < n || out.is_empty() {
+        if v.len() < n || ws.len() < ARGMAX_WORDS || n > i32::MAX as usize {
             return Err(Error::Cuda(format!(
-                "argmax of {n} values from a buffer of {}",
-                v.len()
+                "argmax of {n} values from a buffer of {} with {} scratch words ({ARGMAX_WORDS})",
+                v.len(),
+                ws.len()
             )));
         }
         let f = self
             .decode
-            .get("argmax_f32")
-            .ok_or_else(|| Error::Cuda("kernel argmax_f32 not loaded".into()))?;
+            .get("argmax_f32_grid")
+            .ok_or_else(|| Error::Cuda("kernel argmax_f32_grid not loaded".into()))?;
         let n_i = n as i32;
         let mut b = self.stream.launch_builder(f);
-        b.arg(v).arg(&n_i).arg(out);
+        b.arg(v).arg(&n_i).arg(ws);
         let cfg = LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1024, 1, 1),
+            grid_dim: (ARGMAX_BLOCKS as u32, 1, 1),
+            block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: reads `n` ≤ v.len() values, writes one u32.
+        // SAFETY: reads `n` ≤ v.len() values; writes ws[0 .. 2 + 2 · ARGMAX_BLOCKS) ⊆ ws.
         unsafe { b.launch(cfg) }.map_err(cuda_err("launching argmax"))?;
         Ok(())
     }
 }
+
+/// Blocks of the argmax launch (`argmax_f32_grid`).
+pub const ARGMAX_BLOCKS: usize = 256;
+
+/// Scratch words of `Cuda::argmax_into`: the result, the arrival counter, each block's value
+/// and index.
+pub const ARGMAX_WORDS: usize = 2 + 2 * ARGMAX_BLOCKS;

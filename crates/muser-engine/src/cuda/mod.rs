@@ -59,6 +59,7 @@ mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
+pub use gather::{ARGMAX_BLOCKS, ARGMAX_WORDS};
 pub use launch::{DecodeTuning, L2Prefetch, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};

@@ -543,3 +543,46 @@ pub(crate) fn digest(opts: &CudaOptions, path: &str, depth: usize) {
     }
     println!("digest depth {depth}: {h:016x}");
 }
+
+/// The host's share of a decode step at `depth`: 100 steps of `step_argmax` waited for one by
+/// one (the bench's loop: the argmax back, the next step's parameters up, the graph launched),
+/// against 100 steps queued ahead with the argmax kernel and without it, then one wait;
+/// interleaved over three rounds.
+pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let n = 100;
+    let mut sess = CudaSession::new(&dev, &model, depth + 4 * n + 16).unwrap();
+    for round in 0..3 {
+        for what in [
+            "step_argmax, waited",
+            "queued with argmax",
+            "queued, no argmax",
+        ] {
+            muser_engine::generate::Sequence::reset(&mut sess).unwrap();
+            if depth > 0 {
+                sess.fill_synthetic(depth, 7).unwrap();
+            }
+            for _ in 0..2 {
+                sess.step_argmax(11).unwrap();
+            }
+            let t = Instant::now();
+            for i in 0..n {
+                let tok = (i * 13 + 5) as u32;
+                match what {
+                    "step_argmax, waited" => {
+                        sess.step_argmax(tok).unwrap();
+                    }
+                    "queued with argmax" => sess.queue_step(tok, true).unwrap(),
+                    _ => sess.queue_step(tok, false).unwrap(),
+                }
+            }
+            sess.synchronize().unwrap();
+            let ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+            println!(
+                "gap depth {depth} round {round} {what:22}: {ms:.4} ms/token ({:.2} tok/s)",
+                1e3 / ms
+            );
+        }
+    }
+}

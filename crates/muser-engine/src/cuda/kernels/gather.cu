@@ -58,28 +58,22 @@ extern "C" __global__ void embed_gather(const u8 *table, unsigned long long row_
         x[i] = embed_elem(row, type, i);
 }
 
-// Greedy argmax over `n` logits in one block of 1024 threads: the largest value, the lowest
-// index on ties (as the host's `sampling::argmax`); NaN is never chosen over a number.
-extern "C" __global__ void __launch_bounds__(1024) argmax_f32(const float *v, int n, u32 *out) {
+// (value, index) pairs in argmax order: the larger value, the lower index on equal values
+// (an index of 0x7fffffff, a thread that saw only NaN, loses to any other).
+__device__ __forceinline__ void argmax_take(float &best, int &bi, float ob, int oi) {
+    if (ob > best || (ob == best && oi < bi)) {
+        best = ob;
+        bi = oi;
+    }
+}
+
+// The block's best pair, in thread 0 (blockDim.x a multiple of 32, at most 1,024).
+__device__ __forceinline__ void argmax_block(float &best, int &bi) {
     __shared__ float sv[32];
     __shared__ int si[32];
-    float best = __int_as_float(0xff800000);
-    int bi = 0x7fffffff;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float x = v[i];
-        if (x > best || (bi == 0x7fffffff && x == x)) {
-            best = x;
-            bi = i;
-        }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        if (ob > best || (ob == best && oi < bi)) {
-            best = ob;
-            bi = oi;
-        }
-    }
+    for (int o = 16; o > 0; o >>= 1)
+        argmax_take(best, bi, __shfl_xor_sync(0xffffffffu, best, o),
+                    __shfl_xor_sync(0xffffffffu, bi, o));
     const int w = threadIdx.x / 32, lane = threadIdx.x & 31;
     if (lane == 0) {
         sv[w] = best;
@@ -90,14 +84,47 @@ extern "C" __global__ void __launch_bounds__(1024) argmax_f32(const float *v, in
         const int nw = blockDim.x / 32;
         best = lane < nw ? sv[lane] : __int_as_float(0xff800000);
         bi = lane < nw ? si[lane] : 0x7fffffff;
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ob = __shfl_xor_sync(0xffffffffu, best, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            if (ob > best || (ob == best && oi < bi)) {
-                best = ob;
-                bi = oi;
-            }
-        }
-        if (lane == 0) *out = bi == 0x7fffffff ? 0u : (u32)bi;
+        for (int o = 16; o > 0; o >>= 1)
+            argmax_take(best, bi, __shfl_xor_sync(0xffffffffu, best, o),
+                        __shfl_xor_sync(0xffffffffu, bi, o));
     }
+}
+
+// Greedy argmax over `n` logits: the largest value, the lowest index on ties (as the host's
+// `sampling::argmax`); NaN is never chosen over a number. Spread over the grid (one block of
+// 1,024 threads took ~40 µs for the 202,048 logits, 0.8 % of a token: bench/runs/
+// 2026-12-01-h200-s s6): each thread walks its elements in increasing order, each block
+// writes its best pair to the scratch (ws[2 + b]: value bits, ws[2 + G + b]: index), and the
+// last block to arrive (counter ws[1], set back to 0 by it) reduces the G pairs into ws[0].
+// The pairs are totally ordered, so the grouping does not change the result.
+extern "C" __global__ void __launch_bounds__(256) argmax_f32_grid(const float *v, int n, u32 *ws) {
+    __shared__ int last;
+    float best = __int_as_float(0xff800000);
+    int bi = 0x7fffffff;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const float x = v[i];
+        if (x > best || (bi == 0x7fffffff && x == x)) {
+            best = x;
+            bi = i;
+        }
+    }
+    argmax_block(best, bi);
+    const int g = gridDim.x;
+    if (threadIdx.x == 0) {
+        ws[2 + blockIdx.x] = __float_as_uint(best);
+        ws[2 + g + blockIdx.x] = (u32)bi;
+        __threadfence();
+        const unsigned prev = atomicAdd(&ws[1], 1u);
+        last = prev == (unsigned)g - 1;
+        if (last) ws[1] = 0u;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    best = __int_as_float(0xff800000);
+    bi = 0x7fffffff;
+    for (int b = threadIdx.x; b < g; b += blockDim.x)
+        argmax_take(best, bi, __uint_as_float(__ldcg(&ws[2 + b])), (int)__ldcg(&ws[2 + g + b]));
+    argmax_block(best, bi);
+    if (threadIdx.x == 0) ws[0] = bi == 0x7fffffff ? 0u : (u32)bi;
 }

@@ -48,7 +48,7 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "fill_random_f16",
     "spin_ns",
     "embed_gather",
-    "argmax_f32",
+    "argmax_f32_grid",
     "attend_group_64_4",
     "attend_group_64_8",
     "attend_group_128_4",
@@ -204,7 +204,7 @@ pub struct CudaSession<'m> {
     /// The embedding table on the device, when the gather kernel handles its type (else the
     /// row is dequantized on the host and uploaded each step).
     embed: Option<std::sync::Arc<CudaSlice<u8>>>,
-    /// The greedy token of the last `step_argmax`.
+    /// The greedy token of the last `step_argmax` (first word) and the argmax's scratch.
     argmax: CudaSlice<u32>,
     /// The step's kernels captured once (after a warm-up step) and replayed every token.
     /// Captured step graphs by span (`DecodeTuning::span_graphs`): the attention's split
@@ -354,7 +354,9 @@ impl<'m> CudaSession<'m> {
             s,
             params,
             embed,
-            argmax: st.alloc_zeros::<u32>(1).map_err(cuda_err("allocating"))?,
+            argmax: st
+                .alloc_zeros::<u32>(crate::cuda::ARGMAX_WORDS)
+                .map_err(cuda_err("allocating"))?,
             graphs: Vec::new(),
             span: MIN_SPAN,
             steps: 0,

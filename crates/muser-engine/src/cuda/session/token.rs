@@ -91,9 +91,32 @@ impl CudaSession<'_> {
         let out = self
             .cuda
             .stream()
-            .clone_dtoh(&self.argmax)
+            .clone_dtoh(&self.argmax.slice(0..1))
             .map_err(cuda_err("copying the argmax back"))?;
         Ok(out[0])
+    }
+
+    /// Queues one step like `step_argmax` (with `argmax`) or `step` without waiting for it
+    /// and without copying anything back, so the host runs ahead of the GPU (for measuring
+    /// the host's share of a step; `synchronize` waits).
+    #[doc(hidden)]
+    pub fn queue_step(&mut self, token: u32, argmax: bool) -> Result<()> {
+        self.run(token)?;
+        if argmax {
+            let n_vocab = self.model.cfg.n_vocab;
+            self.cuda
+                .argmax_into(&self.s.logits.as_view(), n_vocab, &mut self.argmax)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every queued step.
+    #[doc(hidden)]
+    pub fn synchronize(&self) -> Result<()> {
+        self.cuda
+            .stream()
+            .synchronize()
+            .map_err(cuda_err("waiting for the queued steps"))
     }
 
     /// Queues one token at the next position (the graph of its span, or its kernels on the
