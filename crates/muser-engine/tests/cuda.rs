@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, MmaAttn,
-    Q8Act, Seg, SegKernel, ARGMAX_WORDS,
+    Q8Act, Seg, SegKernel, WideMerge, ARGMAX_WORDS,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -1048,6 +1048,22 @@ fn measure(arg: Option<&str>) -> bool {
                 ("4 warps per block", with(4), false),
                 ("2 warps per block", with(2), true),
                 ("1 warp per block", with(1), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The wide merge at 64, 128 and 512 threads per block against the default's 256.
+        Some("mt") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let w = t.wide_merge.unwrap_or_default();
+            let with = |threads| DecodeTuning {
+                wide_merge: Some(WideMerge { threads, ..w }),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("64 threads", with(64), false),
+                ("128 threads", with(128), false),
+                ("512 threads", with(512), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
