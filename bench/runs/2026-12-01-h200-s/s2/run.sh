@@ -4,8 +4,4 @@
 # session after the tensor-core attention), then the interleaved A/B (`cuda_test w32`) at
 # depths 4096 and 32768. Binaries: .device/s2.
 P=.device/s2
-source tools/bench/with_model.sh 300
-( time timeout 150 $P/cuda_test w32 /tmp/g30.gguf 4096 32768 ) > $OUT/w32.log 2>&1; echo "w32 rc $?" >> $OUT/rc.txt
-cat $OUT/rc.txt | tr '\n' ' '; echo
-grep -E "FAIL|passed|worst|wide merge 32|mid_hd128.*(f16|cuda session KL|cuda KL)" $OUT/cuda_test.log | cut -c1-200 | tail -14
-grep -E "round|logits" $OUT/w32.log | cut -c1-120
+source tools/bench/parity_ab.sh w32 150 'wide merge 32' 4096 32768
