@@ -84,10 +84,7 @@ impl CudaSession<'_> {
     /// only 4 bytes come back instead of the logits (for benchmarks; `step` is the path of
     /// normal generation).
     pub fn step_argmax(&mut self, token: u32) -> Result<u32> {
-        self.run(token)?;
-        let n_vocab = self.model.cfg.n_vocab;
-        self.cuda
-            .argmax_into(&self.s.logits.as_view(), n_vocab, &mut self.argmax)?;
+        self.queue_step(token, true)?;
         let out = self
             .cuda
             .stream()
