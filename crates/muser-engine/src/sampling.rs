@@ -6,6 +6,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::error::{Error, Result};
 
+mod select;
+pub use select::argmax;
+
 /// Sampling parameters. Defaults are Glimmer's recommendation: temperature 1.0, top-p 0.95,
 /// top-k 64, no penalties.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,9 +117,14 @@ impl Sampler {
     /// logits nothing changes: the error is returned and the previous distribution stays.
     pub fn sample(&mut self, logits: &[f32]) -> Result<u32> {
         check_logits(logits)?;
-        let mut l = logits.to_vec();
-        self.apply_penalties(&mut l);
-        let token = self.draw(&l);
+        // The row is copied only when penalties change it.
+        let token = if self.penalties_on() {
+            let mut l = logits.to_vec();
+            self.apply_penalties(&mut l);
+            self.draw(&l)
+        } else {
+            self.draw(logits)
+        };
         self.history.push(token);
         Ok(token)
     }
@@ -130,16 +138,15 @@ impl Sampler {
             self.installed = vec![(best as u32, 1.0)];
             best as u32
         } else {
-            let mut cand: Vec<(u32, f32)> =
-                l.iter().enumerate().map(|(i, &v)| (i as u32, v)).collect();
             // A total order (logit, then id) so that ties never depend on sort internals; with
-            // top-k, select the k best first (the vocabulary is 202,048 wide) and sort those.
-            let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-            if p.top_k > 0 && p.top_k < cand.len() {
-                cand.select_nth_unstable_by(p.top_k - 1, order);
-                cand.truncate(p.top_k);
-            }
-            cand.sort_by(order);
+            // top-k, the k best first (one pass over the 202,048-wide row: `select::top_k`)
+            // and those sorted.
+            let mut cand: Vec<(u32, f32)> = if p.top_k > 0 && p.top_k < l.len() {
+                select::top_k(l, p.top_k)
+            } else {
+                l.iter().enumerate().map(|(i, &v)| (i as u32, v)).collect()
+            };
+            cand.sort_by(select::order);
             let probs = softmax(&cand, 1.0);
             if p.top_p < 1.0 {
                 let mut acc = 0.0;
@@ -210,9 +217,15 @@ impl Sampler {
         Ok(t)
     }
 
+    /// Whether any penalty is set (else `apply_penalties` changes nothing).
+    fn penalties_on(&self) -> bool {
+        let p = &self.params;
+        p.repeat_penalty != 1.0 || p.presence_penalty != 0.0 || p.frequency_penalty != 0.0
+    }
+
     fn apply_penalties(&self, l: &mut [f32]) {
         let p = &self.params;
-        if p.repeat_penalty == 1.0 && p.presence_penalty == 0.0 && p.frequency_penalty == 0.0 {
+        if !self.penalties_on() {
             return;
         }
         let start = if p.penalty_last_n == 0 {
@@ -241,24 +254,15 @@ impl Sampler {
 
 /// Refuses empty or non-finite logits (nothing is sampled from them).
 fn check_logits(logits: &[f32]) -> Result<()> {
-    if let Some((index, &value)) = logits.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(Error::NonFiniteLogits { index, value });
+    if !select::all_finite(logits) {
+        if let Some((index, &value)) = logits.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(Error::NonFiniteLogits { index, value });
+        }
     }
     if logits.is_empty() {
         return Err(Error::Invalid("sampling from an empty vocabulary".into()));
     }
     Ok(())
-}
-
-/// Index of the largest value (the first one on ties).
-pub fn argmax(v: &[f32]) -> usize {
-    let mut best = 0;
-    for (i, &x) in v.iter().enumerate() {
-        if x > v[best] {
-            best = i;
-        }
-    }
-    best
 }
 
 fn softmax(cand: &[(u32, f32)], temperature: f32) -> Vec<f64> {
