@@ -3,18 +3,15 @@
 //! an `argmax` of the row. `cargo run --release -p muser-engine --example sample_cost`
 //! (bench/runs/2026-12-01-sampling).
 use muser_engine::sampling::{Sampler, SamplingParams};
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use std::time::Instant;
 
 fn main() {
     let n = 202_048;
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
     let logits: Vec<f32> = (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ((x >> 40) as f32 / (1u64 << 24) as f32) * 20.0 - 10.0
-        })
+        .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 20.0 - 10.0)
         .collect();
     for (name, p) in [
         (
