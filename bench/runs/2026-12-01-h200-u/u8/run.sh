@@ -1,0 +1,11 @@
+#!/bin/bash
+# u8 (branch cuda-persist): Q6_K rows' d values staged with their tile; the phase trace.
+# Parity beside the synthetic file's generation; phase times at depths 0 and 4096; the A/B.
+P=.device/u8
+source tools/bench/with_model.sh 300
+( timeout 100 $P/cuda_test ptrace /tmp/g30.gguf 0 4096 ) > $OUT/ptrace.log 2>&1; echo "ptrace rc $?" >> $OUT/rc.txt
+( timeout 120 $P/cuda_test persist /tmp/g30.gguf 0 ) > $OUT/persist.log 2>&1; echo "persist rc $?" >> $OUT/rc.txt
+cat $OUT/rc.txt
+grep -E "persist|FAIL|passed" $OUT/cuda_test.log | grep -E "mid|FAIL|passed" | cut -c1-200 | tail -8
+cat $OUT/ptrace.log | grep trace
+grep -E "persist|graph|logits" $OUT/persist.log | cut -c1-200 | head -12
