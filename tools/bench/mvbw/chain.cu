@@ -412,6 +412,24 @@ static void launch(cudaStream_t st, bool pdl, K kern, int grid, int block, A... 
     CK(cudaLaunchKernelEx(&c, kern, args...));
 }
 
+// The persistent kernels' phase marks (11 per layer: the latest block at each, in
+// nanoseconds) as the mean time of each phase over layers 4 .. L - 5 (stage.cu's too).
+static void print_phases(const unsigned long long *t, int L) {
+    const char *nm[11] = {"norm", "qkvg mv", "barrier", "attn quant", "o mv", "barrier",
+                          "norm", "gate/up", "barrier", "down mv", "barrier"};
+    printf("  phases (us, latest block to latest block, layers 4 .. L - 5):\n");
+    for (int m = 0; m < 11; m++) {
+        double d = 0;
+        int n = 0;
+        for (int l = 4; l < L - 4; l++) {
+            const double prev = m == 0 ? (double)t[11 * (l - 1) + 10] : (double)t[11 * l + m - 1];
+            d += ((double)t[11 * l + m] - prev) * 1e-3;
+            n++;
+        }
+        printf("  %-12s %7.2f\n", nm[m], d / n);
+    }
+}
+
 #ifndef CHAIN_NO_MAIN
 int main() {
     const int L = 52, E = 6656, F = 19968, QKVG = 4096 + 256 + 256 + 4096, QD = 4096;
@@ -561,19 +579,7 @@ int main() {
             once();
             CK(cudaStreamSynchronize(st));
             CK(cudaMemcpyFromSymbol(tl.data(), g_tl, tl.size() * 8));
-            const char *nm[11] = {"norm", "qkvg mv", "barrier", "attn quant", "o mv", "barrier",
-                                  "norm", "gate/up", "barrier", "down mv", "barrier"};
-            printf("  phases (us, latest block to latest block, layers 4 .. L - 5):\n");
-            for (int m = 0; m < 11; m++) {
-                double d = 0;
-                int n = 0;
-                for (int l = 4; l < L - 4; l++) {
-                    const double prev = m == 0 ? (double)tl[11 * (l - 1) + 10] : (double)tl[11 * l + m - 1];
-                    d += ((double)tl[11 * l + m] - prev) * 1e-3;
-                    n++;
-                }
-                printf("  %-12s %7.2f\n", nm[m], d / n);
-            }
+            print_phases(tl.data(), L);
         }
     };
     for (int round = 0; round < 1; round++) {

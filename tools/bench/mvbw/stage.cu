@@ -32,18 +32,6 @@ __device__ __forceinline__ void mbar_expect(unsigned long long *b, u32 bytes) {
                  : "memory");
 }
 
-__device__ __forceinline__ void mbar_wait(unsigned long long *b, u32 parity) {
-    u32 ok;
-    do {
-        asm volatile(
-            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-            " selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(ok)
-            : "r"(saddr(b)), "r"(parity)
-            : "memory");
-    } while (!ok);
-}
-
 __device__ __forceinline__ bool mbar_try(unsigned long long *b, u32 parity) {
     u32 ok;
     asm volatile(
@@ -53,6 +41,11 @@ __device__ __forceinline__ bool mbar_try(unsigned long long *b, u32 parity) {
         : "r"(saddr(b)), "r"(parity)
         : "memory");
     return ok != 0;
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned long long *b, u32 parity) {
+    while (!mbar_try(b, parity)) {
+    }
 }
 
 __device__ __forceinline__ void bulk_prefetch_l2(const void *src, u32 bytes) {
@@ -671,19 +664,7 @@ int main(int argc, char **argv) {
             once(L);
             CK(cudaStreamSynchronize(st));
             CK(cudaMemcpyFromSymbol(t.data(), g_tl, t.size() * 8));
-            const char *nm[11] = {"norm", "qkvg mv", "barrier", "attn quant", "o mv", "barrier",
-                                  "norm", "gate/up", "barrier", "down mv", "barrier"};
-            printf("  phases (us, latest block to latest block, layers 4 .. L - 5):\n");
-            for (int m = 0; m < 11; m++) {
-                double d = 0;
-                int n = 0;
-                for (int l = 4; l < L - 4; l++) {
-                    const double prev = m == 0 ? (double)t[11 * (l - 1) + 10] : (double)t[11 * l + m - 1];
-                    d += ((double)t[11 * l + m] - prev) * 1e-3;
-                    n++;
-                }
-                printf("  %-12s %7.2f\n", nm[m], d / n);
-            }
+            print_phases(t.data(), L);
         }
     };
 #define STAGE(CW, NS, RQ, RD, G, GD, TQ, TD, LO, TL, PF, SWZ, IL)                              \
