@@ -243,17 +243,20 @@ __device__ __forceinline__ void q4k_rows_p(const u8 *w, const signed char *qa, c
 
 // Grid barrier: every block's thread 0 counts itself in and waits for the target (the
 // counter only grows during a token; the host zeroes it before each).
+// Thread 0's part (also stage.cu's): count in, then wait until the counter reaches target.
+__device__ __forceinline__ void grid_count_wait(unsigned *ctr, unsigned target) {
+    __threadfence();
+    atomicAdd(ctr, 1u);
+    unsigned v;
+    do {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ctr) : "memory");
+    } while (v < target);
+}
+
 __device__ __forceinline__ void gsync(unsigned *ctr, unsigned &target) {
     __syncthreads();
     target += gridDim.x;
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(ctr, 1u);
-        unsigned v;
-        do {
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ctr) : "memory");
-        } while (v < target);
-    }
+    if (threadIdx.x == 0) grid_count_wait(ctr, target);
     __syncthreads();
 }
 

@@ -94,14 +94,7 @@ template <int CW>
 __device__ __forceinline__ void gbar(unsigned *ctr, unsigned &target) {
     cbar<CW>();
     target += gridDim.x;
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(ctr, 1u);
-        unsigned v;
-        do {
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(ctr) : "memory");
-        } while (v < target);
-    }
+    if (threadIdx.x == 0) grid_count_wait(ctr, target);
     cbar<CW>();
 }
 
