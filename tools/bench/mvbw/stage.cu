@@ -183,15 +183,8 @@ struct IntC {
     static constexpr int value = V;
 };
 
-struct StageArgs {
-    const u8 *W;
-    size_t per, s_qkvg, s_o, s_f;
-    float *x_out, *y1, *y2, *y3;
-    signed char *qh;
-    float *dh, *sh;
-    unsigned *ctr;
-    int L;
-};
+// The same arguments as chain.cu's persistent kernel.
+using StageArgs = MegaArgs;
 
 // Rows per tile: RQ of the 6,656- and 4,096-wide matrices, RD of the down projection.
 template <int RQ, int RD>
