@@ -30,9 +30,10 @@ pub(crate) enum KArg {
 /// the norm tail adding the partial rows; the tensor-core attention's merge folded in through
 /// thread-block clusters; the wide merge prefetching the output projection; the gate
 /// projection's rows in the tensor-core attention launch; the wide merge as one warp per block;
-/// the output projection prefetched beside the tensor-core attention) is recorded in
-/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s and
-/// removed.
+/// the output projection prefetched beside the tensor-core attention; every layer as one
+/// persistent kernel streaming the weights through a shared-memory ring, branch
+/// `cuda-persist`) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and
+/// 2026-12-01-h200-r, -s, -t, -u and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
