@@ -433,28 +433,74 @@ static void print_phases(const unsigned long long *t, int L) {
     }
 }
 
-#ifndef CHAIN_NO_MAIN
-int main() {
-    const int L = 52, E = 6656, F = 19968, QKVG = 4096 + 256 + 256 + 4096, QD = 4096;
-    const size_t s_qkvg = (size_t)QKVG * (E / 256) * 144, s_o = (size_t)E * (QD / 256) * 144;
-    const size_t s_f = (size_t)F * (E / 256) * 144;  // the down projection: as large
-    const size_t per = s_qkvg + s_o + 3 * s_f;
+// The chain's geometry (the real model's), its weights (per layer Q/K/V/gate, output, FFN
+// gate, up and down, all random Q4_K, 14 GB: DRAM-cold) and activation buffers (stage.cu's too).
+struct Chain {
+    static constexpr int L = 52, E = 6656, F = 19968, QKVG = 4096 + 256 + 256 + 4096, QD = 4096;
+    size_t s_qkvg, s_o, s_f, per;
     u8 *W;
-    CK(cudaMalloc(&W, per * L));
-    fill_q4k<<<4096, 256>>>(W, per * L / 144, 3);
     float *x, *y1, *y2, *y3;
     signed char *qa[4];
     float *da[4], *sa[4];
-    CK(cudaMalloc(&x, E * 4));
-    CK(cudaMalloc(&y1, QKVG * 4));
-    CK(cudaMalloc(&y2, E * 4));
-    CK(cudaMalloc(&y3, E * 4));
+};
+
+static Chain chain_alloc() {
+    Chain c;
+    const int L = Chain::L, E = Chain::E, F = Chain::F, QKVG = Chain::QKVG, QD = Chain::QD;
+    c.s_qkvg = (size_t)QKVG * (E / 256) * 144;
+    c.s_o = (size_t)E * (QD / 256) * 144;
+    c.s_f = (size_t)F * (E / 256) * 144;  // the down projection: as large
+    c.per = c.s_qkvg + c.s_o + 3 * c.s_f;
+    CK(cudaMalloc(&c.W, c.per * L));
+    fill_q4k<<<4096, 256>>>(c.W, c.per * L / 144, 3);
+    CK(cudaMalloc(&c.x, E * 4));
+    CK(cudaMalloc(&c.y1, QKVG * 4));
+    CK(cudaMalloc(&c.y2, E * 4));
+    CK(cudaMalloc(&c.y3, E * 4));
     for (int i = 0; i < 4; i++) {
-        CK(cudaMalloc(&qa[i], F));
-        CK(cudaMalloc(&da[i], F / 32 * 4));
-        CK(cudaMalloc(&sa[i], F / 32 * 4));
+        CK(cudaMalloc(&c.qa[i], F));
+        CK(cudaMalloc(&c.da[i], F / 32 * 4));
+        CK(cudaMalloc(&c.sa[i], F / 32 * 4));
     }
     CK(cudaDeviceSynchronize());
+    return c;
+}
+
+// Layer l's seven launches: the norm stand-in, Q/K/V/gate, the attention stand-in, the output
+// projection, the norm stand-in, gate/up + SwiGLU, down (PDL on the latency-bound kernels with
+// pdl, on the matvecs with pmv; timeline indices k0 .. k0 + 6).
+template <typename MV, typename GU>
+static void chain_layer(const Chain &c, cudaStream_t st, int l, bool pdl, bool pmv, MV mvk, GU guk,
+                        int k0) {
+    const int E = Chain::E, F = Chain::F, QKVG = Chain::QKVG, QD = Chain::QD;
+    const u8 *w = c.W + c.per * l;
+    const size_t s_qkvg = c.s_qkvg, s_o = c.s_o, s_f = c.s_f;
+    float *x = c.x, *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
+    signed char *const *qa = c.qa;
+    float *const *da = c.da, *const *sa = c.sa;
+    launch(st, pdl, lat_norm, 1, 1024, (const float *)y3, x, E, qa[0], da[0], sa[0], k0);
+    launch(st, pmv, mvk, QKVG / 16, 128, w, QKVG, E, (const signed char *)qa[0],
+           (const float *)da[0], (const float *)sa[0], y1, k0 + 1);
+    launch(st, pdl, lat_quant, 1, 1024, (const float *)y1, QD, qa[1], da[1], sa[1], k0 + 2);
+    launch(st, pmv, mvk, E / 16, 128, w + s_qkvg, E, QD, (const signed char *)qa[1],
+           (const float *)da[1], (const float *)sa[1], y2, k0 + 3);
+    launch(st, pdl, lat_norm, 1, 1024, (const float *)y2, x, E, qa[2], da[2], sa[2], k0 + 4);
+    launch(st, pmv, guk, F / 32, 128, w + s_qkvg + s_o, w + s_qkvg + s_o + s_f, F,
+           (const signed char *)qa[2], (const float *)da[2], (const float *)sa[2], E, qa[3], da[3],
+           sa[3], k0 + 5);
+    launch(st, pmv, mvk, E / 16, 128, w + s_qkvg + s_o + 2 * s_f, E, F, (const signed char *)qa[3],
+           (const float *)da[3], (const float *)sa[3], y3, k0 + 6);
+}
+
+#ifndef CHAIN_NO_MAIN
+int main() {
+    const Chain c = chain_alloc();
+    const int L = Chain::L, E = Chain::E, F = Chain::F;
+    const size_t s_qkvg = c.s_qkvg, s_o = c.s_o, s_f = c.s_f, per = c.per;
+    u8 *W = c.W;
+    float *x = c.x, *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
+    signed char *const *qa = c.qa;
+    float *const *da = c.da, *const *sa = c.sa;
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
 
@@ -462,22 +508,7 @@ int main() {
     // kernels wait for their predecessor as in the plain graph).
     auto token = [&](int pdl_mode, auto mvk, auto guk) {
         const bool pdl = pdl_mode == 1, pmv = pdl_mode >= 1;
-        for (int l = 0; l < L; l++) {
-            const u8 *w = W + per * l;
-            const int k0 = 7 * l;
-            launch(st, pdl, lat_norm, 1, 1024, (const float *)y3, x, E, qa[0], da[0], sa[0], k0);
-            launch(st, pmv, mvk, QKVG / 16, 128, w, QKVG, E, (const signed char *)qa[0],
-                   (const float *)da[0], (const float *)sa[0], y1, k0 + 1);
-            launch(st, pdl, lat_quant, 1, 1024, (const float *)y1, QD, qa[1], da[1], sa[1], k0 + 2);
-            launch(st, pmv, mvk, E / 16, 128, w + s_qkvg, E, QD, (const signed char *)qa[1],
-                   (const float *)da[1], (const float *)sa[1], y2, k0 + 3);
-            launch(st, pdl, lat_norm, 1, 1024, (const float *)y2, x, E, qa[2], da[2], sa[2], k0 + 4);
-            launch(st, pmv, guk, F / 32, 128, w + s_qkvg + s_o, w + s_qkvg + s_o + s_f, F,
-                   (const signed char *)qa[2], (const float *)da[2], (const float *)sa[2], E,
-                   qa[3], da[3], sa[3], k0 + 5);
-            launch(st, pmv, mvk, E / 16, 128, w + s_qkvg + s_o + 2 * s_f, E, F,
-                   (const signed char *)qa[3], (const float *)da[3], (const float *)sa[3], y3, k0 + 6);
-        }
+        for (int l = 0; l < L; l++) chain_layer(c, st, l, pdl, pmv, mvk, guk, 7 * l);
     };
     const double bytes = (double)per * L;
     std::vector<float> ref;

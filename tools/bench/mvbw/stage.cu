@@ -495,29 +495,17 @@ static double q4k_row_host(const u8 *W, int row, int nb, float amax) {
 // -k regex:stage: its 52-layer launch).
 int main(int argc, char **argv) {
     const bool ncu = argc > 1 && !strcmp(argv[1], "ncu");
-    const int L = 52, E = 6656, F = 19968, QKVG = 4096 + 256 + 256 + 4096, QD = 4096;
-    const size_t s_qkvg = (size_t)QKVG * (E / 256) * 144, s_o = (size_t)E * (QD / 256) * 144;
-    const size_t s_f = (size_t)F * (E / 256) * 144;  // the down projection: as large
-    const size_t per = s_qkvg + s_o + 3 * s_f;
-    u8 *W;
-    CK(cudaMalloc(&W, per * L));
-    fill_q4k<<<4096, 256>>>(W, per * L / 144, 3);
-    float *x, *y1, *y2, *y3, *xo;
-    signed char *qa[4];
-    float *da[4], *sa[4];
+    const Chain c = chain_alloc();
+    const int L = Chain::L, E = Chain::E, QKVG = Chain::QKVG;
+    const size_t s_qkvg = c.s_qkvg, s_o = c.s_o, s_f = c.s_f, per = c.per;
+    u8 *W = c.W;
+    float *x = c.x, *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
+    signed char *const *qa = c.qa;
+    float *const *da = c.da, *const *sa = c.sa;
+    float *xo;
     unsigned *ctr;
-    CK(cudaMalloc(&x, E * 4));
     CK(cudaMalloc(&xo, E * 4));
-    CK(cudaMalloc(&y1, QKVG * 4));
-    CK(cudaMalloc(&y2, E * 4));
-    CK(cudaMalloc(&y3, E * 4));
     CK(cudaMalloc(&ctr, 4));
-    for (int i = 0; i < 4; i++) {
-        CK(cudaMalloc(&qa[i], F));
-        CK(cudaMalloc(&da[i], F / 32 * 4));
-        CK(cudaMalloc(&sa[i], F / 32 * 4));
-    }
-    CK(cudaDeviceSynchronize());
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     int sms = 0;
@@ -537,21 +525,7 @@ int main(int argc, char **argv) {
         cudaGraph_t g;
         cudaGraphExec_t ge;
         CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-        for (int l = 0; l < n; l++) {
-            const u8 *w = W + per * l;
-            launch(st, false, lat_norm, 1, 1024, (const float *)y3, x, E, qa[0], da[0], sa[0], 0);
-            launch(st, false, mv<0>, QKVG / 16, 128, w, QKVG, E, (const signed char *)qa[0],
-                   (const float *)da[0], (const float *)sa[0], y1, 0);
-            launch(st, false, lat_quant, 1, 1024, (const float *)y1, QD, qa[1], da[1], sa[1], 0);
-            launch(st, false, mv<0>, E / 16, 128, w + s_qkvg, E, QD, (const signed char *)qa[1],
-                   (const float *)da[1], (const float *)sa[1], y2, 0);
-            launch(st, false, lat_norm, 1, 1024, (const float *)y2, x, E, qa[2], da[2], sa[2], 0);
-            launch(st, false, gu<0>, F / 32, 128, w + s_qkvg + s_o, w + s_qkvg + s_o + s_f, F,
-                   (const signed char *)qa[2], (const float *)da[2], (const float *)sa[2], E,
-                   qa[3], da[3], sa[3], 0);
-            launch(st, false, mv<0>, E / 16, 128, w + s_qkvg + s_o + 2 * s_f, E, F,
-                   (const signed char *)qa[3], (const float *)da[3], (const float *)sa[3], y3, 0);
-        }
+        for (int l = 0; l < n; l++) chain_layer(c, st, l, false, false, mv<0>, gu<0>, 7 * l);
         CK(cudaStreamEndCapture(st, &g));
         CK(cudaGraphInstantiate(&ge, g, 0));
         // On the graph's stream: it does not wait for the legacy default stream.
