@@ -492,13 +492,35 @@ static void chain_layer(const Chain &c, cudaStream_t st, int l, bool pdl, bool p
            (const float *)da[3], (const float *)sa[3], y3, k0 + 6);
 }
 
+// `enqueue(st)` captured as a graph, run once from x = 1, y3 = 0 (on the graph's stream: it
+// does not wait for the legacy default stream); x after it into `out`. Returns the instance.
+template <typename Enqueue>
+static cudaGraphExec_t chain_graph(const Chain &c, cudaStream_t st, Enqueue enqueue,
+                                   std::vector<float> &out) {
+    const std::vector<float> ones(Chain::E, 1.0f);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    enqueue(st);
+    CK(cudaStreamEndCapture(st, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    CK(cudaGraphDestroy(g));
+    CK(cudaMemcpyAsync(c.x, ones.data(), Chain::E * 4, cudaMemcpyHostToDevice, st));
+    CK(cudaMemsetAsync(c.y3, 0, Chain::E * 4, st));
+    CK(cudaGraphLaunch(ge, st));
+    CK(cudaStreamSynchronize(st));
+    out.resize(Chain::E);
+    CK(cudaMemcpy(out.data(), c.x, Chain::E * 4, cudaMemcpyDeviceToHost));
+    return ge;
+}
+
 #ifndef CHAIN_NO_MAIN
 int main() {
     const Chain c = chain_alloc();
     const int L = Chain::L, E = Chain::E, F = Chain::F;
     const size_t s_qkvg = c.s_qkvg, s_o = c.s_o, s_f = c.s_f, per = c.per;
     u8 *W = c.W;
-    float *x = c.x, *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
+    float *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
     signed char *const *qa = c.qa;
     float *const *da = c.da, *const *sa = c.sa;
     cudaStream_t st;
@@ -514,20 +536,8 @@ int main() {
     std::vector<float> ref;
     auto run = [&](const char *name, int pdl, auto mvk, auto guk) {
         // Deterministic start: x = 1, y3 = 0.
-        std::vector<float> ones(E, 1.0f);
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-        token(pdl, mvk, guk);
-        CK(cudaStreamEndCapture(st, &g));
-        CK(cudaGraphInstantiate(&ge, g, 0));
-        // On the graph's stream: it does not wait for the legacy default stream.
-        CK(cudaMemcpyAsync(x, ones.data(), E * 4, cudaMemcpyHostToDevice, st));
-        CK(cudaMemsetAsync(y3, 0, E * 4, st));
-        CK(cudaGraphLaunch(ge, st));
-        CK(cudaStreamSynchronize(st));
-        std::vector<float> out(E);
-        CK(cudaMemcpy(out.data(), x, E * 4, cudaMemcpyDeviceToHost));
+        std::vector<float> out;
+        cudaGraphExec_t ge = chain_graph(c, st, [&](cudaStream_t) { token(pdl, mvk, guk); }, out);
         int diff = 0;
         if (ref.empty()) ref = out;
         for (int i = 0; i < E; i++) diff += memcmp(&out[i], &ref[i], 4) != 0;
@@ -569,7 +579,6 @@ int main() {
         printf("%-40s %7.3f ms/token  %7.1f GB/s  (%.1f us/layer)  %d of %d differ from the first\n",
                name, ms, bytes / ms * 1e-6, ms * 1000 / L, diff, E);
         CK(cudaGraphExecDestroy(ge));
-        CK(cudaGraphDestroy(g));
     };
     printf("weights %.2f GB per token (%d layers), at 4.5 TB/s: %.3f ms\n", bytes * 1e-9, L,
            bytes / 4.5e12 * 1e3);

@@ -499,7 +499,7 @@ int main(int argc, char **argv) {
     const int L = Chain::L, E = Chain::E, QKVG = Chain::QKVG;
     const size_t s_qkvg = c.s_qkvg, s_o = c.s_o, s_f = c.s_f, per = c.per;
     u8 *W = c.W;
-    float *x = c.x, *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
+    float *y1 = c.y1, *y2 = c.y2, *y3 = c.y3;
     signed char *const *qa = c.qa;
     float *const *da = c.da, *const *sa = c.sa;
     float *xo;
@@ -510,7 +510,6 @@ int main(int argc, char **argv) {
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    const std::vector<float> ones(E, 1.0f);
 
     // y1, y2, y3 (the three matvec outputs of the last layer) to the host.
     std::vector<std::vector<float>> ys1;
@@ -522,23 +521,12 @@ int main(int argc, char **argv) {
     };
     // chain.cu's plain graph over n layers: x after the token (from x = 1, y3 = 0) and ms.
     auto plain = [&](int n, std::vector<float> &out) {
-        cudaGraph_t g;
-        cudaGraphExec_t ge;
-        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-        for (int l = 0; l < n; l++) chain_layer(c, st, l, false, false, mv<0>, gu<0>, 7 * l);
-        CK(cudaStreamEndCapture(st, &g));
-        CK(cudaGraphInstantiate(&ge, g, 0));
-        // On the graph's stream: it does not wait for the legacy default stream.
-        CK(cudaMemcpyAsync(x, ones.data(), E * 4, cudaMemcpyHostToDevice, st));
-        CK(cudaMemsetAsync(y3, 0, E * 4, st));
-        CK(cudaGraphLaunch(ge, st));
-        CK(cudaStreamSynchronize(st));
-        out.resize(E);
-        CK(cudaMemcpy(out.data(), x, E * 4, cudaMemcpyDeviceToHost));
+        cudaGraphExec_t ge = chain_graph(c, st, [&](cudaStream_t s) {
+            for (int l = 0; l < n; l++) chain_layer(c, s, l, false, false, mv<0>, gu<0>, 7 * l);
+        }, out);
         if (n == 1) grab(ys1);
         const double ms = median_ms(st, 10, [&](int) { CK(cudaGraphLaunch(ge, st)); });
         CK(cudaGraphExecDestroy(ge));
-        CK(cudaGraphDestroy(g));
         return ms;
     };
     std::vector<float> ref1, ref2, ref;
