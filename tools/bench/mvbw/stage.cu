@@ -455,7 +455,7 @@ __global__ void __launch_bounds__(CW * 32 + 32, 1) stage(StageArgs A) {
     }
 }
 
-#ifndef MVBW_DEVICE_ONLY
+#if !defined(MVBW_DEVICE_ONLY) && !defined(STAGE_NO_MAIN)
 static float h2f_host(unsigned short h) {
     const int e = (h >> 10) & 31, m = h & 1023;
     const float v = e == 0 ? m * 0x1p-24f : (float)(1024 + m) * ldexpf(1.0f, e - 25);
