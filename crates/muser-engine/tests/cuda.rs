@@ -1067,6 +1067,21 @@ fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // The wide merge with the splits across each warp's lanes against the group layout
+        // (another summation order: parity holds it to the oracle's bar).
+        Some("wv") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let w = t.wide_merge.unwrap_or_default();
+            let with = |warp_columns| DecodeTuning {
+                wide_merge: Some(WideMerge { warp_columns, ..w }),
+                ..t
+            };
+            let v = [
+                ("group layout", with(false), false),
+                ("warp columns", with(true), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The host's share of a step: steps waited for one by one (the bench's loop) against
         // steps queued ahead (with and without the argmax kernel), at the depths.
         Some("gap") => run(&|| {

@@ -170,6 +170,10 @@ pub struct WideMerge {
     pub threads: usize,
     /// Layers with at least this many splits (the others keep the serial merge).
     pub min_splits: usize,
+    /// The splits across the lanes of each warp, a warp per 4 columns of a 32-column block
+    /// (`attend_merge_gate_q8_wv`, 256 threads whatever `threads` says): one barrier per block
+    /// instead of ~8. Another summation order (held to the oracle's bar).
+    pub warp_columns: bool,
 }
 
 impl Default for WideMerge {
@@ -177,6 +181,7 @@ impl Default for WideMerge {
         WideMerge {
             threads: 256,
             min_splits: 8,
+            warp_columns: true,
         }
     }
 }

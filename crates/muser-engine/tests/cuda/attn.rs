@@ -130,10 +130,11 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
             .collect();
         // (cuda-att2) The wide merge after the per-head kernel and after the tensor-core one
         // (16 × 2) at 128 and 512 rows per split.
-        for wide in [256, 512] {
+        for (wide, warp_columns) in [(256, false), (512, false), (256, true)] {
             let wide = WideMerge {
                 threads: wide,
                 min_splits: 0,
+                warp_columns,
             };
             kernels.push((AttnKernel::PerHead, 128, Some(wide), false));
             for rows in [128, 512] {
@@ -322,11 +323,19 @@ pub(crate) fn wide_merge_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (u
         split_rows_long: 256,
         ..MmaAttn::default()
     };
-    for (wide, mma) in [(256, None), (512, None), (256, Some(mma_all))] {
+    let cases = [
+        (256, false, None),
+        (512, false, None),
+        (256, false, Some(mma_all)),
+        (256, true, None),
+        (256, true, Some(mma_all)),
+    ];
+    for (wide, warp_columns, mma) in cases {
         let tune = DecodeTuning {
             wide_merge: Some(WideMerge {
                 threads: wide,
                 min_splits: 0,
+                warp_columns,
             }),
             attn_mma: mma,
             // The folded merge would take the per-head layers' merge (few splits here).
@@ -338,8 +347,14 @@ pub(crate) fn wide_merge_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (u
         } else {
             ""
         };
-        let label = format!("wide merge {wide}{what}");
-        let is_wide = |l: &str| l == "attend_merge_gate_q8_w";
+        let cols = if warp_columns { " warp columns" } else { "" };
+        let label = format!("wide merge {wide}{cols}{what}");
+        let name = if warp_columns {
+            "attend_merge_gate_q8_wv"
+        } else {
+            "attend_merge_gate_q8_w"
+        };
+        let is_wide = |l: &str| l == name;
         let expect = if c.head_dim % 32 == 0 { c.n_layer } else { 0 };
         for o in option_checks(dev, case, tune, (&label, &label), is_wide, expect) {
             tally(o, &mut pass, &mut fail);
@@ -364,6 +379,7 @@ pub(crate) fn attn_ab(opts: &CudaOptions, path: &str, depth: usize) {
         wide_merge: threads.map(|threads| WideMerge {
             threads,
             min_splits: 0,
+            warp_columns: false,
         }),
         ..tuned
     };

@@ -106,3 +106,83 @@ extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out,
         if (qa) quant_block32(a, (h * hd + d0) >> 5, qa, da, sa);
     }
 }
+
+// The wide merge with the splits across the lanes of each warp (WideMerge::warp_columns): block
+// (h, b) of 8 warps owns dims 32 b .. 32 b + 32 of head h, warp w its columns 4 w .. 4 w + 3;
+// lane i takes splits i, i + 32, ... Every warp finds the splits' max and the softmax total
+// itself (warp shuffles), so the only barrier is the one before warp 0 quantizes the block's
+// 32 values, where attend_merge_gate_q8_w has ~8 (block max, block sum, a tree over 16
+// groups). The loads of a lane's first 4 splits (columns, max, sum) and the gate are issued
+// before any arithmetic. Another summation order (held to the oracle's bar).
+#define MW_SPLITS 4  // splits per lane loaded up front
+extern "C" __global__ void __launch_bounds__(256)
+    attend_merge_gate_q8_wv(const float *part, float *out, const float *g, signed char *qa,
+                            float *da, float *sa, int hd, int n_split) {
+    __shared__ float vals[32];
+    const int h = blockIdx.x, d0 = 32 * blockIdx.y;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int row = hd + 2;
+    const float *p = part + (size_t)h * n_split * row;
+    // Column offset 2 + d0 + 4 warp and row (hd + 2) are even: 8-byte aligned float2 loads.
+    const int col = 2 + d0 + 4 * warp;
+    float2 xa[MW_SPLITS], xb[MW_SPLITS];
+    float mv[MW_SPLITS], lv[MW_SPLITS];
+#pragma unroll
+    for (int j = 0; j < MW_SPLITS; j++) {
+        const int s = lane + 32 * j;
+        const bool on = s < n_split;
+        const float *ps = p + (size_t)s * row;
+        xa[j] = on ? *(const float2 *)(ps + col) : make_float2(0.0f, 0.0f);
+        xb[j] = on ? *(const float2 *)(ps + col + 2) : make_float2(0.0f, 0.0f);
+        mv[j] = on ? ps[0] : -3.0e38f;
+        lv[j] = on ? ps[1] : 0.0f;
+    }
+    const float4 gv = lane == 0 ? *(const float4 *)(g + h * hd + d0 + 4 * warp)
+                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float m = mv[0];
+#pragma unroll
+    for (int j = 1; j < MW_SPLITS; j++) m = fmaxf(m, mv[j]);
+    for (int s = lane + 32 * MW_SPLITS; s < n_split; s += 32) m = fmaxf(m, p[(size_t)s * row]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float tot = 0.0f;
+    float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int j = 0; j < MW_SPLITS; j++) {
+        if (lane + 32 * j < n_split) {
+            const float w = expf(mv[j] - m);
+            tot += lv[j] * w;
+            a.x += xa[j].x * w;
+            a.y += xa[j].y * w;
+            a.z += xb[j].x * w;
+            a.w += xb[j].y * w;
+        }
+    }
+    for (int s = lane + 32 * MW_SPLITS; s < n_split; s += 32) {
+        const float *ps = p + (size_t)s * row;
+        const float w = expf(ps[0] - m);
+        const float2 x0 = *(const float2 *)(ps + col), x1 = *(const float2 *)(ps + col + 2);
+        tot += ps[1] * w;
+        a.x += x0.x * w;
+        a.y += x0.y * w;
+        a.z += x1.x * w;
+        a.w += x1.y * w;
+    }
+    tot = warp_sum(tot);
+    a.x = warp_sum(a.x);
+    a.y = warp_sum(a.y);
+    a.z = warp_sum(a.z);
+    a.w = warp_sum(a.w);
+    if (lane == 0) {
+        vals[4 * warp] = a.x / tot * (1.0f / (1.0f + expf(-gv.x)));
+        vals[4 * warp + 1] = a.y / tot * (1.0f / (1.0f + expf(-gv.y)));
+        vals[4 * warp + 2] = a.z / tot * (1.0f / (1.0f + expf(-gv.z)));
+        vals[4 * warp + 3] = a.w / tot * (1.0f / (1.0f + expf(-gv.w)));
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const float v = vals[lane];
+        out[h * hd + d0 + lane] = v;
+        if (qa) quant_block32(v, (h * hd + d0) >> 5, qa, da, sa);
+    }
+}

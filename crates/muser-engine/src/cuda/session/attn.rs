@@ -187,6 +187,16 @@ pub(crate) fn merge_launch(
     head_dim: usize,
     n_split: usize,
 ) -> (&'static str, cudarc::driver::LaunchConfig) {
+    if wide.is_some_and(|w| w.warp_columns && n_split >= w.min_splits) && head_dim % 32 == 0 {
+        return (
+            "attend_merge_gate_q8_wv",
+            cudarc::driver::LaunchConfig {
+                grid_dim: (n_head as u32, (head_dim / 32) as u32, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            },
+        );
+    }
     match wide.map(|w| w.threads).filter(|&t| {
         wide.is_some_and(|w| n_split >= w.min_splits)
             && t.is_power_of_two()
@@ -290,6 +300,7 @@ mod tests {
             Some(WideMerge {
                 threads,
                 min_splits: 8,
+                warp_columns: false,
             })
         };
         let (name, cfg) = merge_launch(w(256), 32, 128, 8);
@@ -309,6 +320,28 @@ mod tests {
             let (name, cfg) = merge_launch(wide, 32, hd, n_split);
             assert_eq!(name, "attend_merge_gate_q8");
             assert_eq!((cfg.grid_dim, cfg.block_dim), ((32, 1, 1), (128, 1, 1)));
+        }
+        // The warp-column layout: 256 threads whatever `threads` says, the same split floor,
+        // whole int8 blocks.
+        let wv = |threads| {
+            Some(WideMerge {
+                threads,
+                min_splits: 8,
+                warp_columns: true,
+            })
+        };
+        let (name, cfg) = merge_launch(wv(512), 32, 128, 65);
+        assert_eq!(name, "attend_merge_gate_q8_wv");
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((32, 4, 1), (256, 1, 1)));
+        assert_eq!(merge_launch(wv(256), 32, 128, 7).0, "attend_merge_gate_q8");
+        assert_eq!(merge_launch(wv(256), 32, 48, 65).0, "attend_merge_gate_q8");
+        // Every merge the launch can pick is loaded with the session's module.
+        for name in [
+            "attend_merge_gate_q8",
+            "attend_merge_gate_q8_w",
+            "attend_merge_gate_q8_wv",
+        ] {
+            assert!(super::super::DECODE_KERNELS.contains(&name), "{name}");
         }
     }
 

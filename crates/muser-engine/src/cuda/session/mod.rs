@@ -73,6 +73,7 @@ pub(crate) const DECODE_KERNELS: &[&str] = &[
     "attend_mma_128_c16s2_h",
     // The wide split-K merge (attend_merge.cu; DecodeTuning::wide_merge).
     "attend_merge_gate_q8_w",
+    "attend_merge_gate_q8_wv",
     // Batched prefill (prefill.cu; session/prefill.rs).
     "dequant_f16",
     "dequant_f16_v",
