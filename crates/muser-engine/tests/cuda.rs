@@ -1082,6 +1082,12 @@ fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // The default's decode rate at the depths (4 rounds; to compare builds in turn).
+        Some("rate") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let v = [("default", t, false)];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The host's share of a step: steps waited for one by one (the bench's loop) against
         // steps queued ahead (with and without the argmax kernel), at the depths.
         Some("gap") => run(&|| {
