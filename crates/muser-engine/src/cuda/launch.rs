@@ -32,8 +32,11 @@ pub(crate) enum KArg {
 /// projection's rows in the tensor-core attention launch; the wide merge as one warp per block;
 /// the output projection prefetched beside the tensor-core attention; every layer as one
 /// persistent kernel streaming the weights through a shared-memory ring, branch
-/// `cuda-persist`) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and
-/// 2026-12-01-h200-r, -s, -t, -u and removed.
+/// `cuda-persist`, with or without its producer prefetching into L2 ahead of the ring;
+/// programmatic dependent launch with the matvecs triggering after their weight loads, branch
+/// `cuda-pdl-end`; the cluster barriers that keep shared memory alive split into arrive and
+/// wait, branch `cuda-split-cluster-barrier`) is recorded in bench/runs/2026-11-30-h200-e, -g,
+/// -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s, -t, -u, -v and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
