@@ -57,6 +57,20 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void *src, u32 bytes) {
 // the plain layout the 8 lanes of a quarter-warp hit only 2 of the 8 16-byte bank groups (a
 // 4-way conflict). Chunk i of 64-byte block m is stored at slot i ^ ((m >> 1) & 3): the 8
 // lanes then read 8 distinct bank groups at every step.
+// A ring of ns slots' barriers (thread 0; the caller synchronizes the block after it): each
+// slot's "full" barrier completes on the producer's one arrival plus its bytes, its "empty"
+// one on the cw consumer warps' arrivals.
+__device__ __forceinline__ void ring_init(unsigned long long *full, unsigned long long *empty,
+                                          int ns, int cw) {
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < ns; i++) {
+            mbar_init(full + i, 1);
+            mbar_init(empty + i, cw);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+}
+
 template <bool SWZ>
 __device__ __forceinline__ int swz(int o) {
     if (!SWZ) return o;
@@ -254,13 +268,7 @@ __global__ void __launch_bounds__(CW * 32 + 32, 1) stage(StageArgs A) {
     float *outs = red + 32;    // [128]: the block's rows of the phase's output
     float *gus = outs + 128;   // [2][64]: a 32-row group's gate and up values, two buffers
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < NS; i++) {
-            mbar_init(full + i, 1);
-            mbar_init(empty + i, CW);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
+    ring_init(full, empty, NS, CW);
     for (int i = threadIdx.x; i < 256; i += blockDim.x) outs[i] = 0.0f;
     __syncthreads();
     const Share S0 = make_share(QKVG, RQ, IL), S1 = make_share(E, RQ, IL);

@@ -30,13 +30,7 @@ __global__ void __launch_bounds__(CW * 32 + 32, 1)
     int lo, hi;
     share(n, lo, hi);
     const int nt = (hi - lo + RT - 1) / RT;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < NS; i++) {
-            mbar_init(full + i, 1);
-            mbar_init(empty + i, CW);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
+    ring_init(full, empty, NS, CW);
     for (int i = threadIdx.x; i < 1024; i += blockDim.x) outs[i] = 0.0f;
     __syncthreads();
     if (warp == CW) {

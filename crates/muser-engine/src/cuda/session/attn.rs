@@ -296,13 +296,14 @@ mod tests {
 
     #[test]
     fn wide_merge_applies_to_powers_of_two_and_whole_int8_blocks() {
-        let w = |threads| {
+        let wide = |threads, warp_columns| {
             Some(WideMerge {
                 threads,
                 min_splits: 8,
-                warp_columns: false,
+                warp_columns,
             })
         };
+        let w = |threads| wide(threads, false);
         let (name, cfg) = merge_launch(w(256), 32, 128, 8);
         assert_eq!(name, "attend_merge_gate_q8_w");
         assert_eq!((cfg.grid_dim, cfg.block_dim), ((32, 4, 1), (256, 1, 1)));
@@ -323,13 +324,7 @@ mod tests {
         }
         // The warp-column layout: 256 threads whatever `threads` says, the same split floor,
         // whole int8 blocks.
-        let wv = |threads| {
-            Some(WideMerge {
-                threads,
-                min_splits: 8,
-                warp_columns: true,
-            })
-        };
+        let wv = |threads| wide(threads, true);
         let (name, cfg) = merge_launch(wv(512), 32, 128, 65);
         assert_eq!(name, "attend_merge_gate_q8_wv");
         assert_eq!((cfg.grid_dim, cfg.block_dim), ((32, 4, 1), (256, 1, 1)));
