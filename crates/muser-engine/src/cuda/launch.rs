@@ -35,7 +35,8 @@ pub(crate) enum KArg {
 /// `cuda-persist`, with or without its producer prefetching into L2 ahead of the ring;
 /// programmatic dependent launch with the matvecs triggering after their weight loads, branch
 /// `cuda-pdl-end`; the cluster barriers that keep shared memory alive split into arrive and
-/// wait, branch `cuda-split-cluster-barrier`) is recorded in bench/runs/2026-11-30-h200-e, -g,
+/// wait, branch `cuda-split-cluster-barrier`; the tensor-core attention's warps writing their
+/// partials as splits of their own, branch `cuda-mma-warp-splits`) is recorded in bench/runs/2026-11-30-h200-e, -g,
 /// -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s, -t, -u, -v and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
