@@ -1082,6 +1082,37 @@ fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // The tensor-core attention's rows per split on the long caches (the full layers at
+        // depth) at 256 and 1,024 against the default's 512, and doubled past 192 splits
+        // (MmaAttn::max_splits_long).
+        Some("long") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let with = |split_rows_long| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    split_rows_long,
+                    ..m
+                }),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("256 rows per split", with(256), false),
+                ("1024 rows per split", with(1024), false),
+                (
+                    "512, past 192 splits more",
+                    DecodeTuning {
+                        attn_mma: Some(MmaAttn {
+                            max_splits_long: 192,
+                            ..m
+                        }),
+                        ..t
+                    },
+                    false,
+                ),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The default's decode rate at the depths (4 rounds; to compare builds in turn).
         Some("rate") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();

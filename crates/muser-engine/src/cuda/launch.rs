@@ -201,8 +201,18 @@ pub struct MmaAttn {
     pub min_capacity: usize,
     /// Cache rows per split on caches of at least `AttnChoice::min_capacity` rows when the
     /// `AttnChoice` groups heads (`heads_per_block` set; otherwise, and on shorter caches,
-    /// `split_rows_short`); at least 64, as the partials are sized for that.
+    /// `split_rows_short`); at least 64, as the partials are sized for that. More on caches
+    /// that would take over `max_splits_long` splits (`MmaAttn::long_rows`).
     pub split_rows_long: usize,
+    /// Splits per KV head at most on the long caches (0: no cap): past it, the rows per split
+    /// double until the splits fit. Measured on the H200 (bench/runs/2026-12-01-h200-v v10,
+    /// with the warp-column merge, interleaved A/B): at depth 131,072 (256 splits of 512 rows)
+    /// 1,024 rows 177.8-178.5 tok/s against 512's 174.2-175.1 and 256's 171.5-172.3; at depth
+    /// 32,768 (65 splits) 512 rows 189.6-190.5 against 1,024's 188.3-189.2 and 256's
+    /// 188.4-189.3: a cap between 65 and 257 splits (192) would pay at 131,072. Off (0) by
+    /// default until the parity run on the device has covered the 1,024-row splits (its op
+    /// checks include them since round v; no device time was left to run them).
+    pub max_splits_long: usize,
     /// Cache rows per split on the other caches it takes (the 2,048-row sliding rings at
     /// depth; at least 64). Measured on the H200 (bench/runs/2026-12-01-h200-r, interleaved
     /// A/B): 512 and 256 rows slower than 128 (r3: 186.9 → 178.5 and 184.9 tok/s at depth
@@ -219,6 +229,18 @@ pub struct MmaAttn {
     pub f16: bool,
 }
 
+impl MmaAttn {
+    /// Rows per split on a long cache of `capacity` rows: `split_rows_long`, doubled until the
+    /// splits are at most `max_splits_long` (when set).
+    pub fn long_rows(&self, capacity: usize) -> usize {
+        let mut rows = self.split_rows_long.max(1);
+        while self.max_splits_long > 0 && capacity.div_ceil(rows) > self.max_splits_long {
+            rows *= 2;
+        }
+        rows
+    }
+}
+
 impl Default for MmaAttn {
     fn default() -> Self {
         MmaAttn {
@@ -226,6 +248,7 @@ impl Default for MmaAttn {
             stages: 2,
             min_capacity: 2048,
             split_rows_long: 512,
+            max_splits_long: 0,
             split_rows_short: 64,
             f16: true,
         }

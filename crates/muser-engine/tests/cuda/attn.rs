@@ -107,6 +107,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                         stages,
                         min_capacity: 0,
                         split_rows_long: rows,
+                        max_splits_long: 0,
                         split_rows_short: rows,
                         f16: false,
                     }),
@@ -114,8 +115,9 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
                 ));
             }
         }
-        // (round r) f16-only products (16 × 2), also at 64 rows per split.
-        for rows in [64, 128, 512] {
+        // (round r) f16-only products (16 × 2), also at 64 rows per split; (round v) 1,024,
+        // the long caches' past 128 splits (MmaAttn::long_rows).
+        for rows in [64, 128, 512, 1024] {
             let m = MmaAttn {
                 min_capacity: 0,
                 split_rows_long: rows,
@@ -287,6 +289,7 @@ pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, u
             stages,
             min_capacity: 0,
             split_rows_long: 256,
+            max_splits_long: 0,
             split_rows_short: 64,
             f16,
         };

@@ -254,6 +254,23 @@ mod tests {
     }
 
     #[test]
+    fn long_caches_double_their_rows_per_split_past_the_split_cap() {
+        // Off by default (no cap): 512 rows whatever the capacity.
+        assert_eq!(MmaAttn::default().long_rows(1 << 20), 512);
+        let m = MmaAttn {
+            max_splits_long: 192,
+            ..MmaAttn::default()
+        };
+        // Depth 32,768 (65 splits of 512) and 65,536 (129 with the room past it): 512 rows.
+        assert_eq!(m.long_rows(32_896), 512);
+        assert_eq!(m.long_rows(65_600), 512);
+        // Past 192 splits: 1,024 rows at depth 131,072 (129 splits), 2,048 past 196,608.
+        assert_eq!(m.long_rows(131_136), 1024);
+        assert_eq!(m.long_rows(196_608), 1024);
+        assert_eq!(m.long_rows(196_609), 2048);
+    }
+
+    #[test]
     fn mma_attention_applies_to_compiled_geometries_only() {
         let m = MmaAttn::default();
         let h200 = ((9, 0), 232_448);

@@ -383,7 +383,7 @@ impl CudaSession<'_> {
                     Some((
                         k,
                         if long {
-                            m.split_rows_long
+                            m.long_rows(cap)
                         } else {
                             m.split_rows_short
                         },
