@@ -978,24 +978,18 @@ fn measure(arg: Option<&str>) -> bool {
         // (round r; r3 also ran 256 and 512 rows per split on the sliding rings: slower).
         Some("f16") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let m = t.attn_mma.unwrap_or_default();
-            let hi_lo = DecodeTuning {
-                attn_mma: Some(MmaAttn { f16: false, ..m }),
-                ..t
-            };
+            let hi_lo = with_mma(t, |m| MmaAttn { f16: false, ..m });
             let v = [("hi + lo", hi_lo, false), ("default", t, false)];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
         // The tensor-core attention's rows per split on the sliding rings (round r, r8).
         Some("short") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let m = t.attn_mma.unwrap_or_default();
-            let with = |split_rows_short| DecodeTuning {
-                attn_mma: Some(MmaAttn {
+            let with = |split_rows_short| {
+                with_mma(t, |m| MmaAttn {
                     split_rows_short,
                     ..m
-                }),
-                ..t
+                })
             };
             let v = [("128 rows", with(128), false), ("default", t, false)];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
@@ -1087,29 +1081,21 @@ fn measure(arg: Option<&str>) -> bool {
         // (MmaAttn::max_splits_long).
         Some("long") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let m = t.attn_mma.unwrap_or_default();
-            let with = |split_rows_long| DecodeTuning {
-                attn_mma: Some(MmaAttn {
+            let with = |split_rows_long| {
+                with_mma(t, |m| MmaAttn {
                     split_rows_long,
                     ..m
-                }),
-                ..t
+                })
             };
+            let capped = with_mma(t, |m| MmaAttn {
+                max_splits_long: 192,
+                ..m
+            });
             let v = [
                 ("default", t, false),
                 ("256 rows per split", with(256), false),
                 ("1024 rows per split", with(1024), false),
-                (
-                    "512, past 192 splits more",
-                    DecodeTuning {
-                        attn_mma: Some(MmaAttn {
-                            max_splits_long: 192,
-                            ..m
-                        }),
-                        ..t
-                    },
-                    false,
-                ),
+                ("512, past 192 splits more", capped, false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
@@ -1144,6 +1130,14 @@ fn measure(arg: Option<&str>) -> bool {
 
 /// Interleaved A/B of one on/off tuning option (`set(default tuning, on)`), off against on,
 /// at the depths; the two claim the same bits (checked on the full-size logits at depth 0).
+/// `t` with its tensor-core attention settings (or the defaults) changed by `f`.
+fn with_mma(t: DecodeTuning, f: impl FnOnce(MmaAttn) -> MmaAttn) -> DecodeTuning {
+    DecodeTuning {
+        attn_mma: Some(f(t.attn_mma.unwrap_or_default())),
+        ..t
+    }
+}
+
 fn flag_ab(
     opts: &CudaOptions,
     path: &str,
