@@ -1049,8 +1049,13 @@ fn measure(arg: Option<&str>) -> bool {
         Some("mt") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let w = t.wide_merge.unwrap_or_default();
+            // (The group layout: the warp-column one has 256 threads whatever `threads` says.)
             let with = |threads| DecodeTuning {
-                wide_merge: Some(WideMerge { threads, ..w }),
+                wide_merge: Some(WideMerge {
+                    threads,
+                    warp_columns: false,
+                    ..w
+                }),
                 ..t
             };
             let v = [
@@ -1128,8 +1133,6 @@ fn measure(arg: Option<&str>) -> bool {
     true
 }
 
-/// Interleaved A/B of one on/off tuning option (`set(default tuning, on)`), off against on,
-/// at the depths; the two claim the same bits (checked on the full-size logits at depth 0).
 /// `t` with its tensor-core attention settings (or the defaults) changed by `f`.
 fn with_mma(t: DecodeTuning, f: impl FnOnce(MmaAttn) -> MmaAttn) -> DecodeTuning {
     DecodeTuning {
@@ -1138,6 +1141,8 @@ fn with_mma(t: DecodeTuning, f: impl FnOnce(MmaAttn) -> MmaAttn) -> DecodeTuning
     }
 }
 
+/// Interleaved A/B of one on/off tuning option (`set(default tuning, on)`), off against on,
+/// at the depths; the two claim the same bits (checked on the full-size logits at depth 0).
 fn flag_ab(
     opts: &CudaOptions,
     path: &str,

@@ -52,11 +52,6 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void *src, u32 bytes) {
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
 
-// SWZ: the int8 activation row's byte offset o as stored in shared memory. A q4k_rows lane
-// (super-block b, quarter k) reads the 64 bytes at 64 · (4b + k) as four 16-byte chunks; in
-// the plain layout the 8 lanes of a quarter-warp hit only 2 of the 8 16-byte bank groups (a
-// 4-way conflict). Chunk i of 64-byte block m is stored at slot i ^ ((m >> 1) & 3): the 8
-// lanes then read 8 distinct bank groups at every step.
 // A ring of ns slots' barriers (thread 0; the caller synchronizes the block after it): each
 // slot's "full" barrier completes on the producer's one arrival plus its bytes, its "empty"
 // one on the cw consumer warps' arrivals.
@@ -71,6 +66,11 @@ __device__ __forceinline__ void ring_init(unsigned long long *full, unsigned lon
     }
 }
 
+// SWZ: the int8 activation row's byte offset o as stored in shared memory. A q4k_rows lane
+// (super-block b, quarter k) reads the 64 bytes at 64 · (4b + k) as four 16-byte chunks; in
+// the plain layout the 8 lanes of a quarter-warp hit only 2 of the 8 16-byte bank groups (a
+// 4-way conflict). Chunk i of 64-byte block m is stored at slot i ^ ((m >> 1) & 3): the 8
+// lanes then read 8 distinct bank groups at every step.
 template <bool SWZ>
 __device__ __forceinline__ int swz(int o) {
     if (!SWZ) return o;

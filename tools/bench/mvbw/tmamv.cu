@@ -6,7 +6,8 @@
 // a kernel launch's ramp and tail (~3-6 µs for a 75-150 MB read with plain loads) shorter when
 // one block per SM streams an equal share through the bulk-copy engine? Weight sets rotate
 // through 1.2 GB so that every launch reads DRAM. Prints µs per launch (median of 7 × 40
-// back-to-back launches) and the outputs' largest relative difference from the engine's.
+// back-to-back launches) and the outputs' largest absolute difference from the engine's
+// (beside the largest output).
 // Built and run on the device: bash tools/bench/mvbw/run.sh OUT tmamv
 #define STAGE_NO_MAIN
 #include "stage.cu"
@@ -29,7 +30,7 @@ __global__ void __launch_bounds__(CW * 32 + 32, 1)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int lo, hi;
     share(n, lo, hi);
-    const int nt = (hi - lo + RT - 1) / RT;
+    const int nt = (hi - lo + RT - 1) / RT;  // (outs holds 1,024 rows: at most n / G per block)
     ring_init(full, empty, NS, CW);
     for (int i = threadIdx.x; i < 1024; i += blockDim.x) outs[i] = 0.0f;
     __syncthreads();

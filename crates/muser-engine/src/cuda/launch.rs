@@ -36,8 +36,9 @@ pub(crate) enum KArg {
 /// programmatic dependent launch with the matvecs triggering after their weight loads, branch
 /// `cuda-pdl-end`; the cluster barriers that keep shared memory alive split into arrive and
 /// wait, branch `cuda-split-cluster-barrier`; the tensor-core attention's warps writing their
-/// partials as splits of their own, branch `cuda-mma-warp-splits`) is recorded in bench/runs/2026-11-30-h200-e, -g,
-/// -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s, -t, -u, -v and removed.
+/// partials as splits of their own, branch `cuda-mma-warp-splits`) is recorded in
+/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s, -t, -u,
+/// -v and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -89,7 +90,9 @@ pub struct DecodeTuning {
     /// interleaved A/B, every layer: depth 32768 172.2-172.3 → 173.5-174.1 tok/s, 131072
     /// 155.2 → 160.7, 4096 unchanged within noise; merge 12.6 → 7.9 µs per layer at 131072,
     /// event-timed). At depth 0 (1-2 splits) the A/B saw no change and a bench 184.2 → 183.6,
-    /// hence `min_splits`: those layers keep the serial merge.
+    /// hence `min_splits`: those layers keep the serial merge. With `WideMerge::warp_columns`
+    /// (default since round v) the wide layers run `attend_merge_gate_q8_wv` instead (a warp
+    /// per 4 columns, the splits across its lanes, 256 threads).
     pub wide_merge: Option<WideMerge>,
     /// The split-K merge folded into the per-head and grouped attention launches (their
     /// `_m` variants: the last block of each column to finish merges its heads with
@@ -169,8 +172,9 @@ pub const FOLD_MERGE_MAX_SPLITS: usize = 7;
 /// Where and how the wide split-K merge runs (`DecodeTuning::wide_merge`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WideMerge {
-    /// Threads per block: a power of two from 32 to 1,024 (else, or when head_dim is not a
-    /// multiple of 32, the serial merge runs). 256 and 512 measured alike (h200-j r1).
+    /// Threads per block of `attend_merge_gate_q8_w`: a power of two from 32 to 1,024 (else,
+    /// or when head_dim is not a multiple of 32, the serial merge runs); ignored with
+    /// `warp_columns` (256). 256 and 512 measured alike (h200-j r1).
     pub threads: usize,
     /// Layers with at least this many splits (the others keep the serial merge).
     pub min_splits: usize,
@@ -206,7 +210,7 @@ pub struct MmaAttn {
     pub split_rows_long: usize,
     /// Splits per KV head at most on the long caches (0: no cap): past it, the rows per split
     /// double until the splits fit. Measured on the H200 (bench/runs/2026-12-01-h200-v v10,
-    /// with the warp-column merge, interleaved A/B): at depth 131,072 (256 splits of 512 rows)
+    /// with the warp-column merge, interleaved A/B): at depth 131,072 (257 splits of 512 rows)
     /// 1,024 rows 177.8-178.5 tok/s against 512's 174.2-175.1 and 256's 171.5-172.3; at depth
     /// 32,768 (65 splits) 512 rows 189.6-190.5 against 1,024's 188.3-189.2 and 256's
     /// 188.4-189.3: a cap between 65 and 257 splits (192) would pay at 131,072. Off (0) by

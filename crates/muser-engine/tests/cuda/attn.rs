@@ -116,7 +116,7 @@ pub(crate) fn attn_op_parity(cuda: &Cuda) -> (usize, usize) {
             }
         }
         // (round r) f16-only products (16 × 2), also at 64 rows per split; (round v) 1,024,
-        // the long caches' past 128 splits (MmaAttn::long_rows).
+        // the long caches' rows past MmaAttn::max_splits_long splits (MmaAttn::long_rows).
         for rows in [64, 128, 512, 1024] {
             let m = MmaAttn {
                 min_capacity: 0,
@@ -313,10 +313,11 @@ pub(crate) fn mma_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, u
 }
 
 /// On one parity model (cuda-att2): the session with the wide split-K merge
-/// (`DecodeTuning::wide_merge`, 256 and 512 threads; and 256 after the tensor-core attention
-/// on every layer: the default's pair on long caches), held to the oracle's bar like `mma_session_checks`, and the
-/// profile's labels showing `attend_merge_gate_q8_w` on every layer (head_dim a multiple of
-/// 32: every parity model).
+/// (`DecodeTuning::wide_merge`: the group layout at 256 and 512 threads, and at 256 after the
+/// tensor-core attention on every layer; the warp-column layout (round v, the default) alone
+/// and after the tensor-core attention: the default's pair on long caches), held to the
+/// oracle's bar like `mma_session_checks`, and the profile's labels showing the chosen merge
+/// kernel on every layer (head_dim a multiple of 32: every parity model).
 pub(crate) fn wide_merge_session_checks(dev: &Cuda, case: &OracleCase<'_>) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let tuned = dev.decode_tuning();

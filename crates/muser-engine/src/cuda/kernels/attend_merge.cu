@@ -113,7 +113,8 @@ extern "C" __global__ void attend_merge_gate_q8_w(const float *part, float *out,
 // itself (warp shuffles), so the only barrier is the one before warp 0 quantizes the block's
 // 32 values, where attend_merge_gate_q8_w has ~8 (block max, block sum, a tree over 16
 // groups). The loads of a lane's first 4 splits (columns, max, sum) and the gate are issued
-// before any arithmetic. Another summation order (held to the oracle's bar).
+// before any arithmetic (the gate as float4: g must be 16-byte aligned, as the session's and
+// attend_op's gate buffers are). Another summation order (held to the oracle's bar).
 #define MW_SPLITS 4  // splits per lane loaded up front
 extern "C" __global__ void __launch_bounds__(256)
     attend_merge_gate_q8_wv(const float *part, float *out, const float *g, signed char *qa,

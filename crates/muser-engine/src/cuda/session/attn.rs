@@ -177,10 +177,11 @@ pub(crate) fn attn_mma_kernel(
 }
 
 /// The split-K merge launch for `wide` (`DecodeTuning::wide_merge`) on a layer of `n_split`
-/// splits: `attend_merge_gate_q8_w` on a grid of n_head × head_dim / 32 blocks of
-/// `wide.threads` threads where it applies (at least `wide.min_splits` splits, a power of two
-/// from 32 to 1,024 threads, head_dim a multiple of 32), else `attend_merge_gate_q8`, one
-/// block of 128 threads per head. Both take the same arguments.
+/// splits, on a grid of n_head × head_dim / 32 blocks where a wide merge applies (at least
+/// `wide.min_splits` splits, head_dim a multiple of 32): `attend_merge_gate_q8_wv` (256
+/// threads) with `wide.warp_columns`, else `attend_merge_gate_q8_w` of `wide.threads` threads
+/// (a power of two from 32 to 1,024); otherwise `attend_merge_gate_q8`, one block of 128
+/// threads per head. All take the same arguments.
 pub(crate) fn merge_launch(
     wide: Option<crate::cuda::WideMerge>,
     n_head: usize,

@@ -1,5 +1,5 @@
-//! One attention op on its own (split-K kernel + `attend_merge_gate_q8` or its wide variant,
-//! `attend_merge_gate_q8_w`) over a caller's f16
+//! One attention op on its own (split-K kernel + `attend_merge_gate_q8` or its wide variants,
+//! `attend_merge_gate_q8_w` / `_wv`) over a caller's f16
 //! KV ring, for the op-level parity checks of the CUDA test (each kernel choice against an f64
 //! reference, wrapped and unwrapped rings, long NoPE planes). The decode step launches the
 //! same kernels with the same arguments (`step.rs`).
@@ -35,8 +35,8 @@ pub struct AttnShape {
     pub n: usize,
     /// Cache rows per split-K block (at least 64).
     pub split_rows: usize,
-    /// The merge: the wide merge (`DecodeTuning::wide_merge`), or `None` for
-    /// `attend_merge_gate_q8`.
+    /// The merge: the wide merge (`DecodeTuning::wide_merge`, `merge_launch` picks the
+    /// kernel), or `None` for `attend_merge_gate_q8`.
     pub wide_merge: Option<crate::cuda::WideMerge>,
     /// The merge folded into the per-head or grouped attention launch (their `_m` variants,
     /// `DecodeTuning::fold_merge`) instead of a merge launch; ignored by the tensor-core one.
