@@ -1,0 +1,307 @@
+//! The CUDA test binary's measurement commands (`cuda_test CMD [PATH] [D1 D2 ...]`): timing
+//! experiments and A/B runs on a GPU, each printing what it measured (nothing without one).
+
+use super::*;
+
+/// The measurement commands (`cuda_test CMD [PATH] [D1 D2 ...]`, on a GPU; nothing without
+/// one): returns whether `arg` was one.
+pub(crate) fn measure(arg: Option<&str>) -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args.get(2).cloned().unwrap_or_default();
+    let depths: Vec<usize> = args.iter().skip(3).filter_map(|a| a.parse().ok()).collect();
+    let opts = CudaOptions::default();
+    let run = |f: &dyn Fn()| {
+        if available() {
+            f();
+        }
+    };
+    match arg {
+        // Kernel speeds only (no parity).
+        Some("bw") => run(&|| {
+            let cuda = Cuda::new(&opts).unwrap();
+            bandwidth(&cuda);
+            seg_sweep(&cuda, false);
+        }),
+        // One launch of each segment-kernel variant, to run under `ncu`.
+        Some("ncu") => run(&|| seg_sweep(&Cuda::new(&opts).unwrap(), true)),
+        // The launch-tuning A/B on a model file, then decode at the depths.
+        Some("ab") => run(&|| {
+            {
+                let dev = Cuda::new(&opts).unwrap();
+                let model = Glimmer::open(&path, Box::new(CpuRef::default())).unwrap();
+                tuning_ab(&dev, &model);
+            }
+            for &d in &depths {
+                depth_speed(&opts, &path, d);
+            }
+        }),
+        // The tensor-core attention A/B at the depths.
+        Some("att") => run(&|| depths.iter().for_each(|&d| attn_ab(&opts, &path, d))),
+        // Short prompts batched against token by token.
+        Some("pfsmall") => run(&|| prefill::prefill_small(&opts, &path)),
+        // Decode in long sessions holding few rows, attention by span and by capacity.
+        Some("span") => run(&|| span_ab(&opts, &path)),
+        // Long prompts, tensor-core prefill attention on and off.
+        Some("pflong") => run(&|| prefill::prefill_long(&opts, &path)),
+        // In-graph cost of each kernel class at the depths.
+        Some("omit") => run(&|| depths.iter().for_each(|&d| omit_costs(&opts, &path, d))),
+        // The folded split-K merge against the separate one at the depths.
+        Some("fold") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let off = DecodeTuning {
+                fold_merge: None,
+                ..t
+            };
+            let all = DecodeTuning {
+                fold_merge: Some(1024),
+                ..t
+            };
+            let v = [
+                ("merge apart", off, false),
+                ("default", t, true),
+                ("fold all", all, true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // L2 prefetches beside the latency-bound kernels against none, at the depths.
+        Some("prefetch") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |blocks, qkvg, o_proj, gate_up| DecodeTuning {
+                l2_prefetch: Some(L2Prefetch {
+                    blocks,
+                    qkvg,
+                    o_proj,
+                    gate_up,
+                }),
+                ..t
+            };
+            let none = DecodeTuning {
+                l2_prefetch: None,
+                attn_l1_prefetch: false,
+                ..t
+            };
+            let l1 = |attn| DecodeTuning {
+                attn_l1_prefetch: attn,
+                ..t
+            };
+            let v = [
+                ("none", none, false),
+                ("default", t, true),
+                ("attention L1 flipped", l1(!t.attn_l1_prefetch), true),
+                ("16: 60 100 12", with(16, 60, 100, 12), true),
+                ("16: 100 100 25", with(16, 100, 100, 25), true),
+                ("32: 60 100 12", with(32, 60, 100, 12), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention's shapes (its chunk and ring, the rows per split of long
+        // caches, the shortest cache it takes) against the default.
+        Some("mma") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let with = |chunk, stages, min_capacity, split_rows_long| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    chunk,
+                    stages,
+                    min_capacity,
+                    split_rows_long,
+                    // f16 products are compiled for 16 × 2 only.
+                    f16: m.f16 && (chunk, stages) == (16, 2),
+                    ..m
+                }),
+                ..t
+            };
+            let (c, st, mc, sl) = (m.chunk, m.stages, m.min_capacity, m.split_rows_long);
+            let v = [
+                ("default", t, false),
+                ("long splits 256", with(c, st, mc, 256), false),
+                ("long splits 1024", with(c, st, mc, 1024), false),
+                ("chunk 32 x 2", with(32, st, mc, sl), false),
+                ("chunk 16 x 4", with(c, 4, mc, sl), false),
+                ("from 4096 rows", with(c, st, 4096, sl), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention's products in f16 only (the default) against hi + lo parts
+        // (round r; r3 also ran 256 and 512 rows per split on the sliding rings: slower).
+        Some("f16") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let hi_lo = with_mma(t, |m| MmaAttn { f16: false, ..m });
+            let v = [("hi + lo", hi_lo, false), ("default", t, false)];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention's rows per split on the sliding rings (round r, r8).
+        Some("short") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |split_rows_short| {
+                with_mma(t, |m| MmaAttn {
+                    split_rows_short,
+                    ..m
+                })
+            };
+            let v = [("128 rows", with(128), false), ("default", t, false)];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The sliding layers' 2,048-row rings through the per-head kernel with the merge
+        // folded in (and its output-projection prefetch) instead of the tensor-core kernel
+        // and a separate merge (not the same bits: held to the oracle's bar by parity's
+        // attention checks).
+        Some("sliding") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let m = t.attn_mma.unwrap_or_default();
+            let per_head = |split_rows, fold| DecodeTuning {
+                attn_mma: Some(MmaAttn {
+                    min_capacity: 4096,
+                    ..m
+                }),
+                split_rows,
+                fold_merge: Some(fold),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("per-head 128-row splits, fold 16", per_head(128, 16), false),
+                ("per-head 256-row splits, fold 8", per_head(256, 8), false),
+                ("per-head 512-row splits, fold 4", per_head(512, 4), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The gate/up launch as one stream of columns per warp against the passes.
+        Some("flat") => run(&|| {
+            let names = ["gate/up passes", "gate/up flat"];
+            flag_ab(&opts, &path, &depths, names, |t, on| DecodeTuning {
+                gate_up_flat: on,
+                ..t
+            })
+        }),
+        // One-matrix launches against the segment kernel.
+        Some("one") => run(&|| {
+            let names = ["segment kernel", "one-matrix kernels"];
+            flag_ab(&opts, &path, &depths, names, |t, on| DecodeTuning {
+                one_matrix: on,
+                ..t
+            })
+        }),
+        // The one-matrix launches at 1, 2 and 4 warps per block (the same bits).
+        Some("warps") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |one_warps| DecodeTuning { one_warps, ..t };
+            let v = [
+                ("4 warps per block", with(4), false),
+                ("2 warps per block", with(2), true),
+                ("1 warp per block", with(1), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The wide merge at 64, 128 and 512 threads per block against the default's 256.
+        Some("mt") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let w = t.wide_merge.unwrap_or_default();
+            // (The group layout: the warp-column one has 256 threads whatever `threads` says.)
+            let with = |threads| DecodeTuning {
+                wide_merge: Some(WideMerge {
+                    threads,
+                    warp_columns: false,
+                    ..w
+                }),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("64 threads", with(64), false),
+                ("128 threads", with(128), false),
+                ("512 threads", with(512), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The wide merge with the splits across each warp's lanes against the group layout
+        // (another summation order: parity holds it to the oracle's bar).
+        Some("wv") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let w = t.wide_merge.unwrap_or_default();
+            let with = |warp_columns| DecodeTuning {
+                wide_merge: Some(WideMerge { warp_columns, ..w }),
+                ..t
+            };
+            let v = [
+                ("group layout", with(false), false),
+                ("warp columns", with(true), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The tensor-core attention's rows per split on the long caches (the full layers at
+        // depth) at 256 and 1,024 against the default's 512, and doubled past 192 splits
+        // (MmaAttn::max_splits_long).
+        Some("long") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |split_rows_long| {
+                with_mma(t, |m| MmaAttn {
+                    split_rows_long,
+                    ..m
+                })
+            };
+            let capped = with_mma(t, |m| MmaAttn {
+                max_splits_long: 192,
+                ..m
+            });
+            let v = [
+                ("default", t, false),
+                ("256 rows per split", with(256), false),
+                ("1024 rows per split", with(1024), false),
+                ("512, past 192 splits more", capped, false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The default's decode rate at the depths (4 rounds; to compare builds in turn).
+        Some("rate") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let v = [("default", t, false)];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The host's share of a step: steps waited for one by one (the bench's loop) against
+        // steps queued ahead (with and without the argmax kernel), at the depths.
+        Some("gap") => run(&|| {
+            depths
+                .iter()
+                .for_each(|&d| speed::host_gap(&opts, &path, d))
+        }),
+        // A digest of 4 steps' logits at the depths (synthetic KV rows), to compare builds.
+        Some("digest") => run(&|| depths.iter().for_each(|&d| speed::digest(&opts, &path, d))),
+        // Decode at the depths only.
+        Some("depth") => run(&|| depths.iter().for_each(|&d| depth_speed(&opts, &path, d))),
+        // `cuda_test PATH D1 ...`: session speed and decode at the depths.
+        Some(file) if file != "parity" => run(&|| {
+            session_speed(&opts, file);
+            for d in args.iter().skip(2).filter_map(|a| a.parse().ok()) {
+                depth_speed(&opts, file, d);
+            }
+        }),
+        _ => return false,
+    }
+    true
+}
+
+/// `t` with its tensor-core attention settings (or the defaults) changed by `f`.
+fn with_mma(t: DecodeTuning, f: impl FnOnce(MmaAttn) -> MmaAttn) -> DecodeTuning {
+    DecodeTuning {
+        attn_mma: Some(f(t.attn_mma.unwrap_or_default())),
+        ..t
+    }
+}
+
+/// Interleaved A/B of one on/off tuning option (`set(default tuning, on)`), off against on,
+/// at the depths; the two claim the same bits (checked on the full-size logits at depth 0).
+fn flag_ab(
+    opts: &CudaOptions,
+    path: &str,
+    depths: &[usize],
+    names: [&str; 2],
+    set: impl Fn(DecodeTuning, bool) -> DecodeTuning,
+) {
+    let t = Cuda::new(opts).unwrap().decode_tuning();
+    let v = [
+        (names[0], set(t, false), false),
+        (names[1], set(t, true), true),
+    ];
+    depths.iter().for_each(|&d| tune_ab(opts, path, d, &v))
+}
