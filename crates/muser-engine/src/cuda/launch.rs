@@ -213,9 +213,10 @@ pub struct MmaAttn {
     /// with the warp-column merge, interleaved A/B): at depth 131,072 (257 splits of 512 rows)
     /// 1,024 rows 177.8-178.5 tok/s against 512's 174.2-175.1 and 256's 171.5-172.3; at depth
     /// 32,768 (65 splits) 512 rows 189.6-190.5 against 1,024's 188.3-189.2 and 256's
-    /// 188.4-189.3: a cap between 65 and 257 splits (192) would pay at 131,072. Off (0) by
-    /// default until the parity run on the device has covered the 1,024-row splits (its op
-    /// checks include them since round v; no device time was left to run them).
+    /// 188.4-189.3: a cap between 65 and 257 splits (192) pays at 131,072. Default 192 (0:
+    /// no cap) since round w (bench/runs/2026-12-01-h200-w w1: parity with the op checks at
+    /// 1,024-row splits, 1,409 passed; the cap 177.3-178.1 tok/s against 174.1-174.7 at
+    /// 131,072, 189.8-190.0 against 189.3-190.1 at 32,768).
     pub max_splits_long: usize,
     /// Cache rows per split on the other caches it takes (the 2,048-row sliding rings at
     /// depth; at least 64). Measured on the H200 (bench/runs/2026-12-01-h200-r, interleaved
@@ -252,7 +253,7 @@ impl Default for MmaAttn {
             stages: 2,
             min_capacity: 2048,
             split_rows_long: 512,
-            max_splits_long: 0,
+            max_splits_long: 192,
             split_rows_short: 64,
             f16: true,
         }

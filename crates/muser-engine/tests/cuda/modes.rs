@@ -230,25 +230,22 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
         // The tensor-core attention's rows per split on the long caches (the full layers at
-        // depth) at 256 and 1,024 against the default's 512, and doubled past 192 splits
-        // (MmaAttn::max_splits_long).
+        // depth) at 256 and 1,024 without a cap, and the default's 512 with and without its
+        // cap (doubled past 192 splits, MmaAttn::max_splits_long).
         Some("long") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let with = |split_rows_long| {
                 with_mma(t, |m| MmaAttn {
                     split_rows_long,
+                    max_splits_long: 0,
                     ..m
                 })
             };
-            let capped = with_mma(t, |m| MmaAttn {
-                max_splits_long: 192,
-                ..m
-            });
             let v = [
                 ("default", t, false),
                 ("256 rows per split", with(256), false),
                 ("1024 rows per split", with(1024), false),
-                ("512, past 192 splits more", capped, false),
+                ("512, no cap", with(512), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),

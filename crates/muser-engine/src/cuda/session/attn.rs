@@ -256,12 +256,15 @@ mod tests {
 
     #[test]
     fn long_caches_double_their_rows_per_split_past_the_split_cap() {
-        // Off by default (no cap): 512 rows whatever the capacity.
-        assert_eq!(MmaAttn::default().long_rows(1 << 20), 512);
-        let m = MmaAttn {
-            max_splits_long: 192,
+        // Without a cap: 512 rows whatever the capacity.
+        let none = MmaAttn {
+            max_splits_long: 0,
             ..MmaAttn::default()
         };
+        assert_eq!(none.long_rows(1 << 20), 512);
+        // The default cap: 192 splits.
+        let m = MmaAttn::default();
+        assert_eq!(m.max_splits_long, 192);
         // Depth 32,768 (65 splits of 512) and 65,536 (129 with the room past it): 512 rows.
         assert_eq!(m.long_rows(32_896), 512);
         assert_eq!(m.long_rows(65_600), 512);
