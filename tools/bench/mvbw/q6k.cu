@@ -6,7 +6,8 @@
 // engine's kernel on weights beyond L2.
 //   bash tools/bench/mvbw/run.sh OUT q6k
 // Measured (bench/runs/2026-11-30-h200-o o6): every variant slower than the engine's (down
-// 31.8 µs against 32.8-48.2; LM head 269-274 against 275-501).
+// 31.8 µs against 32.8-48.2; LM head 269-274 against 275-501). Round w (w7): the engine's
+// rows with L2 prefetches of a later trip (q6ks_pf).
 #ifndef MVBW_DEVICE_ONLY
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,35 @@ __global__ void __launch_bounds__(128, MINB)
     const int row0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * RR;
     if (row0 >= n_out) return;
     q6ks_rows<RR>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
+}
+
+// Round w: the engine's rows with each trip's loads followed by an L2 prefetch of the trip A
+// ahead (lanes of h = p = 0: the 2-3 lines of their super-block), so that a warp has more
+// than one trip of bytes requested while it computes: the same arithmetic, the same bits.
+#define Q6KS_PF_AHEAD(A)                                                                       \
+    if ((lane & 3) == 0 && b + 8 * (A) < nb) {                                                 \
+        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
+            const u8 *pb = w + ((size_t)min(row0 + r, n_out - 1) * nb + b + 8 * (A)) * 208;    \
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb));                                \
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb + 128));                          \
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb + 207));                          \
+        }                                                                                      \
+    }
+
+template <int RR, int A>
+__device__ __forceinline__ void q6ks_rows_pf(const u8 *w, const signed char *qa, const float *da,
+                                             const float *sa, float *y, int n_in, int n_out,
+                                             int row0, int post, float scale, float cap) {
+    Q6KS_ROWS_BODY_PF(lane >> 2, nb, Q6KS_PF_AHEAD(A))
+}
+
+template <int A>
+__global__ void __launch_bounds__(128, 4)
+    q6ks_pf(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
+            const float *sa, int n_in) {
+    const int row0 = (blockIdx.x * 4 + (threadIdx.x >> 5)) * 4;
+    if (row0 >= n_out) return;
+    q6ks_rows_pf<4, A>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
 }
 
 #ifndef MVBW_DEVICE_ONLY
@@ -70,12 +100,10 @@ int main() {
             }
         };
         variant("RR4 lb4", q6ks_v<4, 4>, 4);
-        variant("RR2 lb5", q6ks_v<2, 5>, 2);
-        variant("RR2 lb6", q6ks_v<2, 6>, 2);
-        variant("RR2 lb7", q6ks_v<2, 7>, 2);
-        variant("RR2 lb8", q6ks_v<2, 8>, 2);
-        variant("RR1 lb8", q6ks_v<1, 8>, 1);
-        variant("RR1 lb10", q6ks_v<1, 10>, 1);
+        variant("L2 prefetch 1 ahead", q6ks_pf<1>, 4);
+        variant("L2 prefetch 2 ahead", q6ks_pf<2>, 4);
+        variant("L2 prefetch 3 ahead", q6ks_pf<3>, 4);
+        variant("L2 prefetch 5 ahead", q6ks_pf<5>, 4);
         for (auto p : ws) CK(cudaFree(p));
     }
     return 0;

@@ -239,8 +239,11 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
 // Σ (q − 32)·a is taken as Σ q·a − 32 Σ a, Σ a once per group for all of the warp's rows
 // (integers: the same bits as subtracting 32 from every byte first, which cost ~3
 // instructions per word with __vsub4).
-// The body of q6ks_rows / q6ks_rows_k (a macro for the reason of Q4K_ROWS_BODY).
-#define Q6KS_ROWS_BODY(START, END)                                                             \
+// The body of q6ks_rows / q6ks_rows_k (a macro for the reason of Q4K_ROWS_BODY); PF: a
+// statement after each trip's weight loads (empty here; tools/bench/mvbw/q6k.cu's prefetch
+// variants).
+#define Q6KS_ROWS_BODY(START, END) Q6KS_ROWS_BODY_PF(START, END, )
+#define Q6KS_ROWS_BODY_PF(START, END, PF)                                                      \
     const int lane = threadIdx.x & 31;                                                         \
     const int nb = n_in >> 8;                                                                  \
     const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);                               \
@@ -260,6 +263,7 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
             sc[r] = *(const uint2 *)(blk + 192 + 8 * h);                                       \
             d[r] = h2f(dv[bi]);                                                                \
         }                                                                                      \
+        PF                                                                                     \
         /* Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elems 16p .. 16p + 15. */ \
         uint4 a[4];                                                                            \
         float dx[4];                                                                           \
