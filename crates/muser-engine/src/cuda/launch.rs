@@ -138,11 +138,15 @@ pub struct DecodeTuning {
 
 impl Default for L2Prefetch {
     /// The best of the sweeps on the H200 (bench/runs/2026-11-30-h200-m, m3-m5): 188.9 →
-    /// 191.4 tok/s at depth 0, 173.9 → 175.2 at 32,768 (interleaved A/B).
+    /// 191.4 tok/s at depth 0, 173.9 → 175.2 at 32,768 (interleaved A/B). Round w swept
+    /// each amount again (bench/runs/2026-12-01-h200-w w8, w9): 20 % of the Q/K/V/gate
+    /// matrices instead of 30 % (203.4-203.5 → 203.8-204.0 tok/s at depth 0, 191.1-191.7 →
+    /// 191.3-192.1 at 32,768; 15 % about the same, 0 % and 40 % slower); fewer or more
+    /// blocks and the other amounts at 2/3 or 4/3 no faster.
     fn default() -> Self {
         L2Prefetch {
             blocks: 16,
-            qkvg: 30,
+            qkvg: 20,
             o_proj: 60,
             gate_up: 6,
         }

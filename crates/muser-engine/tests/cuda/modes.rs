@@ -94,6 +94,52 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // The L2 prefetch's amounts around the default (blocks, Q/K/V/gate %, output
+        // projection %, gate/up %), one at a time (round w).
+        Some("pfsweep") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let p = t.l2_prefetch.unwrap_or_default();
+            let with = |blocks, qkvg, o_proj, gate_up| DecodeTuning {
+                l2_prefetch: Some(L2Prefetch {
+                    blocks,
+                    qkvg,
+                    o_proj,
+                    gate_up,
+                }),
+                ..t
+            };
+            let (b, q, o, g) = (p.blocks, p.qkvg, p.o_proj, p.gate_up);
+            let v = [
+                ("default", t, false),
+                ("blocks / 2", with(b / 2, q, o, g), false),
+                ("blocks x 1.5", with(b * 3 / 2, q, o, g), false),
+                ("qkvg x 2/3", with(b, q * 2 / 3, o, g), false),
+                ("qkvg x 4/3", with(b, q * 4 / 3, o, g), false),
+                ("o_proj x 2/3", with(b, q, o * 2 / 3, g), false),
+                ("o_proj x 4/3", with(b, q, o * 4 / 3, g), false),
+                ("gate_up x 2/3", with(b, q, o, g * 2 / 3), false),
+                ("gate_up x 3/2", with(b, q, o, g * 3 / 2), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // The Q/K/V/gate share of the L2 prefetch below the default's (w8: 2/3 of it faster).
+        Some("pfqkvg") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let p = t.l2_prefetch.unwrap_or_default();
+            let with = |qkvg, o_proj| DecodeTuning {
+                l2_prefetch: Some(L2Prefetch { qkvg, o_proj, ..p }),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("qkvg 20", with(20, p.o_proj), false),
+                ("qkvg 15", with(15, p.o_proj), false),
+                ("qkvg 10", with(10, p.o_proj), false),
+                ("qkvg 0", with(0, p.o_proj), false),
+                ("qkvg 20, o_proj 80", with(20, 80), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The tensor-core attention's shapes (its chunk and ring, the rows per split of long
         // caches, the shortest cache it takes) against the default.
         Some("mma") => run(&|| {
