@@ -139,10 +139,11 @@ pub struct DecodeTuning {
 impl Default for L2Prefetch {
     /// The best of the sweeps on the H200 (bench/runs/2026-11-30-h200-m, m3-m5): 188.9 →
     /// 191.4 tok/s at depth 0, 173.9 → 175.2 at 32,768 (interleaved A/B). Round w swept
-    /// each amount again (bench/runs/2026-12-01-h200-w w8, w9): 20 % of the Q/K/V/gate
-    /// matrices instead of 30 % (203.4-203.5 → 203.8-204.0 tok/s at depth 0, 191.1-191.7 →
-    /// 191.3-192.1 at 32,768; 15 % about the same, 0 % and 40 % slower); fewer or more
-    /// blocks and the other amounts at 2/3 or 4/3 no faster.
+    /// each amount again (bench/runs/2026-12-01-h200-w w8, w9, w11): 20 % of the Q/K/V/gate
+    /// matrices instead of 30 % (w8: 203.4-203.5 → 203.9-204.0 tok/s at depth 0, 191.1-191.7
+    /// → 192.0-192.1 at 32,768; w9: 202.0-203.5 → 202.6-203.9 and 190.7-191.6 → 191.3-192.0;
+    /// 15 % about the same, 0 % and 40 % slower); other block counts and the other amounts
+    /// at 2/3 or 4/3 no faster.
     fn default() -> Self {
         L2Prefetch {
             blocks: 16,

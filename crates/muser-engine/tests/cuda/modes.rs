@@ -140,6 +140,27 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
+        Some("pffine") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let p = t.l2_prefetch.unwrap_or_default();
+            let with = |blocks, gate_up| DecodeTuning {
+                l2_prefetch: Some(L2Prefetch {
+                    blocks,
+                    gate_up,
+                    ..p
+                }),
+                ..t
+            };
+            let v = [
+                ("default", t, false),
+                ("blocks 12", with(12, p.gate_up), false),
+                ("blocks 20", with(20, p.gate_up), false),
+                ("gate_up 5", with(p.blocks, 5), false),
+                ("gate_up 7", with(p.blocks, 7), false),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The tensor-core attention's shapes (its chunk and ring, the rows per split of long
         // caches, the shortest cache it takes) against the default.
         Some("mma") => run(&|| {
