@@ -66,15 +66,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         // L2 prefetches beside the latency-bound kernels against none, at the depths.
         Some("prefetch") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let with = |blocks, qkvg, o_proj, gate_up| DecodeTuning {
-                l2_prefetch: Some(L2Prefetch {
-                    blocks,
-                    qkvg,
-                    o_proj,
-                    gate_up,
-                }),
-                ..t
-            };
+            let with = |b, q, o, g| prefetch_tune(t, (b, q, o, g));
             let none = DecodeTuning {
                 l2_prefetch: None,
                 attn_l1_prefetch: false,
@@ -99,15 +91,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         Some("pfsweep") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let p = t.l2_prefetch.unwrap_or_default();
-            let with = |blocks, qkvg, o_proj, gate_up| DecodeTuning {
-                l2_prefetch: Some(L2Prefetch {
-                    blocks,
-                    qkvg,
-                    o_proj,
-                    gate_up,
-                }),
-                ..t
-            };
+            let with = |b, q, o, g| prefetch_tune(t, (b, q, o, g));
             let (b, q, o, g) = (p.blocks, p.qkvg, p.o_proj, p.gate_up);
             let v = [
                 ("default", t, false),
@@ -126,10 +110,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         Some("pfqkvg") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let p = t.l2_prefetch.unwrap_or_default();
-            let with = |qkvg, o_proj| DecodeTuning {
-                l2_prefetch: Some(L2Prefetch { qkvg, o_proj, ..p }),
-                ..t
-            };
+            let with = |q, o| prefetch_tune(t, (p.blocks, q, o, p.gate_up));
             let v = [
                 ("default", t, false),
                 ("qkvg 20", with(20, p.o_proj), false),
@@ -144,14 +125,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         Some("pffine") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let p = t.l2_prefetch.unwrap_or_default();
-            let with = |blocks, gate_up| DecodeTuning {
-                l2_prefetch: Some(L2Prefetch {
-                    blocks,
-                    gate_up,
-                    ..p
-                }),
-                ..t
-            };
+            let with = |b, g| prefetch_tune(t, (b, p.qkvg, p.o_proj, g));
             let v = [
                 ("default", t, false),
                 ("blocks 12", with(12, p.gate_up), false),
@@ -368,4 +342,20 @@ fn flag_ab(
         (names[1], set(t, true), true),
     ];
     depths.iter().for_each(|&d| tune_ab(opts, path, d, &v))
+}
+
+/// `t` with the L2 prefetch (extra blocks, Q/K/V/gate %, output projection %, gate/up %).
+fn prefetch_tune(
+    t: DecodeTuning,
+    (blocks, qkvg, o_proj, gate_up): (u32, u8, u8, u8),
+) -> DecodeTuning {
+    DecodeTuning {
+        l2_prefetch: Some(L2Prefetch {
+            blocks,
+            qkvg,
+            o_proj,
+            gate_up,
+        }),
+        ..t
+    }
 }
