@@ -106,7 +106,8 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
-        // The Q/K/V/gate share of the L2 prefetch below the default's (w8: 2/3 of it faster).
+        // The Q/K/V/gate share of the L2 prefetch at 20, 15, 10 and 0 % (w9, when the default
+        // was round m's 30 %; 20 % since), and 20 % with the output projection's 80 %.
         Some("pfqkvg") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
             let p = t.l2_prefetch.unwrap_or_default();
