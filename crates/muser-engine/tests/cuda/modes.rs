@@ -238,15 +238,13 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         // The wide merge at 64, 128 and 512 threads per block against the default's 256.
         Some("mt") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let w = t.wide_merge.unwrap_or_default();
             // (The group layout: the warp-column one has 256 threads whatever `threads` says.)
-            let with = |threads| DecodeTuning {
-                wide_merge: Some(WideMerge {
+            let with = |threads| {
+                with_merge(t, |w| WideMerge {
                     threads,
                     warp_columns: false,
                     ..w
-                }),
-                ..t
+                })
             };
             let v = [
                 ("default", t, false),
@@ -260,11 +258,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         // (another summation order: parity holds it to the oracle's bar).
         Some("wv") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let w = t.wide_merge.unwrap_or_default();
-            let with = |warp_columns| DecodeTuning {
-                wide_merge: Some(WideMerge { warp_columns, ..w }),
-                ..t
-            };
+            let with = |warp_columns| with_merge(t, |w| WideMerge { warp_columns, ..w });
             let v = [
                 ("group layout", with(false), false),
                 ("warp columns", with(true), false),
@@ -324,6 +318,14 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
 fn with_mma(t: DecodeTuning, f: impl FnOnce(MmaAttn) -> MmaAttn) -> DecodeTuning {
     DecodeTuning {
         attn_mma: Some(f(t.attn_mma.unwrap_or_default())),
+        ..t
+    }
+}
+
+/// `t` with its wide merge (the default's where off) changed by `f`.
+fn with_merge(t: DecodeTuning, f: impl FnOnce(WideMerge) -> WideMerge) -> DecodeTuning {
+    DecodeTuning {
+        wide_merge: Some(f(t.wide_merge.unwrap_or_default())),
         ..t
     }
 }
