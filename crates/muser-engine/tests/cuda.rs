@@ -17,11 +17,21 @@ use std::time::Instant;
 
 use muser_engine::cuda::{
     available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, MmaAttn,
-    Q8Act, Seg, SegKernel, WideMerge, ARGMAX_WORDS,
+    Q8Act, Seg, SegKernel, TailPrefetch, WideMerge, ARGMAX_WORDS, TAIL_PREFETCH_LABEL,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
 use muser_synth::{Preset, SynthConfig, TypePlan};
+
+/// The tail prefetch over the whole of every next matvec (the parity checks': the same bits
+/// as without).
+const TAIL_ALL: TailPrefetch = TailPrefetch {
+    o_proj: (0, 100),
+    gate_up: (0, 100),
+    down: (0, 100),
+    qkvg: (0, 100),
+    lm_head: (0, 100),
+};
 
 #[path = "cuda/attn.rs"]
 mod attn;
@@ -651,6 +661,21 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             one_warps: if tuned.one_warps == 4 { 1 } else { 4 },
             ..tuned
         };
+        // (round x) The matvec launches' blocks prefetching the next matvec's weights once
+        // done: the same bits.
+        let flip_tail = DecodeTuning {
+            tail_prefetch: match tuned.tail_prefetch {
+                Some(_) => None,
+                None => Some(TAIL_ALL),
+            },
+            ..tuned
+        };
+        // (round x) The one-matrix launches' rows software-pipelined (both types): the same
+        // bits.
+        let flip_pipe = DecodeTuning {
+            one_pipelined: tuned.one_pipelined.map(|p| !p),
+            ..tuned
+        };
         for other in [
             plain,
             flip_fold,
@@ -660,6 +685,8 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_l1,
             flip_one,
             four_warps,
+            flip_tail,
+            flip_pipe,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -717,7 +744,13 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             .unwrap()
             .profile_step(tokens[0])
             .unwrap();
-        let count = |f: &dyn Fn(&str) -> bool| labels.iter().filter(|(l, _, _)| f(l)).count();
+        // (The tail-prefetch kernels' mark at the end of a label, counted below, left out.)
+        let count = |f: &dyn Fn(&str) -> bool| {
+            labels
+                .iter()
+                .filter(|(l, _, _)| f(l.strip_suffix(TAIL_PREFETCH_LABEL).unwrap_or(l)))
+                .count()
+        };
         // Where the default folds SwiGLU into the gate/up launch (Q4_K gate and up: the
         // Q4_K_M models), the profile's labels say so, on every layer.
         {
@@ -786,6 +819,49 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if ok_o { "ok" } else { "FAIL" }
             );
             tally(ok_o, &mut pass, &mut fail);
+        }
+        // (round x) With the tail prefetch on, the profile marks it on every matvec launch whose
+        // kernel has a tail-prefetch entry (the folded Q/K/V/gate launch, the one-matrix
+        // launches, the flat gate/up launch; the last layer's down projection prefetches the
+        // LM head): on the real geometry's Q4_K_M model, 4 per layer.
+        {
+            dev.set_decode_tuning(DecodeTuning {
+                tail_prefetch: Some(TAIL_ALL),
+                ..tuned
+            });
+            let labels = CudaSession::new(&dev, &gpu, 64)
+                .unwrap()
+                .profile_step(tokens[0])
+                .unwrap();
+            let base = |l: &str| l.strip_suffix(TAIL_PREFETCH_LABEL).map(str::to_owned);
+            let marked: Vec<String> = labels.iter().filter_map(|(l, _, _)| base(l)).collect();
+            let all: Vec<&str> = labels.iter().map(|(l, _, _)| l.as_str()).collect();
+            let takes = |l: &str| {
+                l.ends_with("+ qk_norm_rope_store")
+                    || l.ends_with("(one)")
+                    || l.ends_with(" flat + swiglu_q8")
+            };
+            let eligible = all
+                .iter()
+                .map(|l| l.strip_suffix(TAIL_PREFETCH_LABEL).unwrap_or(l))
+                .filter(|l| takes(l))
+                .count();
+            let want = eligible;
+            let n_layer = gpu.cfg.n_layer;
+            // The real head geometry's model takes every kernel that has the entry (the
+            // smaller ones' rows or heads may not suit the flat or folded launches).
+            let full =
+                name.starts_with("mid") && int8_path(&gpu.cfg) && dev.compute_capability.0 >= 9;
+            let ok_t = marked.len() == want
+                && marked.iter().all(|l| takes(l))
+                && (!full || want == 4 * n_layer);
+            println!(
+                "model {name:20} tail prefetch on {} matvec launches ({want} expected) of {n_layer} layers {}",
+                marked.len(),
+                if ok_t { "ok" } else { "FAIL" }
+            );
+            tally(ok_t, &mut pass, &mut fail);
+            dev.set_decode_tuning(tuned);
         }
         // The options that change a summation order (the cluster norm tail, its one-exchange
         // post-norm), each flipped: held to the oracle's bar.

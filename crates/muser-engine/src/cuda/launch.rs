@@ -134,6 +134,54 @@ pub struct DecodeTuning {
     /// → 198.7-198.9 tok/s at depth 0, 185.7-186.3 → 186.3-186.7 at 32,768 (2 warps between;
     /// s5: within the noise at 4,096).
     pub one_warps: u32,
+    /// The one-matrix launches of Q4_K (`[0]`) and split-Q6_K (`[1]`) matrices with
+    /// software-pipelined rows (`mvq_one_*_pipe`: each warp issues half of its rows' loads for
+    /// the next trip once their terms are taken, so that loads are in flight while it
+    /// computes). Same bits.
+    pub one_pipelined: [bool; 2],
+    /// Part of the next matvec's weights prefetched into L2 by the blocks of each matvec
+    /// launch once their own rows are written (`None`: off). No value changes.
+    pub tail_prefetch: Option<TailPrefetch>,
+}
+
+/// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
+/// percent of the next matvec's weights (`from >= to`: nothing), issued by the launch's blocks
+/// as they finish (the `_tp` kernels of `kernels/mvq1.cu`), so that DRAM streams those bytes
+/// while the launch's last warps finish instead of idling at the launch boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailPrefetch {
+    /// Of the output projection, by the Q/K/V/gate launch.
+    pub o_proj: (u8, u8),
+    /// Of the FFN gate and up matrices, by the output projection's launch.
+    pub gate_up: (u8, u8),
+    /// Of the FFN down projection, by the gate/up launch.
+    pub down: (u8, u8),
+    /// Of the next layer's Q/K/V/gate matrices, by the down projection's launch.
+    pub qkvg: (u8, u8),
+    /// Of the LM head, by the last layer's down projection.
+    pub lm_head: (u8, u8),
+}
+
+impl Default for TailPrefetch {
+    /// The first 10 % of the FFN down projection by the gate/up launch, nothing elsewhere: the
+    /// one boundary without a latency-bound launch (and its L2 prefetch) before the next
+    /// matvec. Measured on the H200 (bench/runs/2026-12-01-h200-x x1, x2, interleaved A/B, the
+    /// same bits): 204.1-204.4 → 205.0-205.2 tok/s at depth 0 and 192.1-192.3 → 192.7-193.1 at
+    /// 32,768 (x1), 201.7-202.7 → 202.5-203.3 and 190.1-190.6 → 190.8-191.7 (x2, a slower
+    /// machine); 5, 7 and 14 % about the same. The other launches' spans lose, alone or
+    /// beside it (Q/K/V/gate 20-40 % by the down projection 1.5 %, output projection 0-30 %
+    /// by the Q/K/V/gate launch 0.9 %, gate/up 6-12 % by the output projection 1.9 %, the LM
+    /// head's first 2 % by the last down projection no change): there the latency-bound
+    /// launch's own L2 prefetch already fills the boundary.
+    fn default() -> Self {
+        TailPrefetch {
+            o_proj: (0, 0),
+            gate_up: (0, 0),
+            down: (0, 10),
+            qkvg: (0, 0),
+            lm_head: (0, 0),
+        }
+    }
 }
 
 impl Default for L2Prefetch {
@@ -293,6 +341,8 @@ impl Default for DecodeTuning {
             attn_l1_prefetch: true,
             one_matrix: true,
             one_warps: 1,
+            one_pipelined: [false; 2],
+            tail_prefetch: Some(TailPrefetch::default()),
         }
     }
 }
@@ -317,6 +367,8 @@ impl DecodeTuning {
         attn_l1_prefetch: false,
         one_matrix: false,
         one_warps: 4,
+        one_pipelined: [false; 2],
+        tail_prefetch: None,
     };
 }
 

@@ -60,12 +60,15 @@ mod seg;
 mod session;
 mod upload;
 pub use gather::{ARGMAX_BLOCKS, ARGMAX_WORDS};
-pub use launch::{DecodeTuning, L2Prefetch, MmaAttn, WideMerge, FOLD_MERGE_MAX_SPLITS};
+pub use launch::{
+    DecodeTuning, L2Prefetch, MmaAttn, TailPrefetch, WideMerge, FOLD_MERGE_MAX_SPLITS,
+};
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
-use seg::{ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL};
+use seg::{ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL, TP_KERNELS};
 pub use session::{
     AttnChoice, AttnKernel, AttnShape, CudaSession, Omit, PREFILL_CHUNK, PREFILL_MIN_BATCH,
+    TAIL_PREFETCH_LABEL,
 };
 pub use upload::{UploadReport, STAGE_BYTES};
 /// Tokens per launch (the kernel's `MAX_TOK`).
@@ -234,7 +237,8 @@ impl Cuda {
             .iter()
             .map(|k| k.name)
             .chain(["q6k_split", QKV_KERNEL, SWIGLU_KERNEL, SWIGLU_FLAT_KERNEL])
-            .chain(ONE_KERNELS.iter().map(|k| k.1))
+            .chain(ONE_KERNELS.iter().flat_map(|k| [k.1, k.2]))
+            .chain(TP_KERNELS.iter().map(|k| k.1))
         {
             seg.insert(
                 name,

@@ -48,11 +48,36 @@ pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 pub(crate) const SWIGLU_FLAT_KERNEL: &str = "mvq_gu_swiglu_flat";
 
 /// The one-matrix kernels (`DecodeTuning::one_matrix`): a Q4_K matrix with
-/// `mvq_seg_42_lb5`'s work split, a split Q6_K one with `mvq_seg_44_lb4`'s.
-pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
-    ("mvq_seg_42_lb5", "mvq_one_q4k_lb5"),
-    ("mvq_seg_44_lb4", "mvq_one_q6ks_lb4"),
+/// `mvq_seg_42_lb5`'s work split, a split Q6_K one with `mvq_seg_44_lb4`'s; then the same
+/// with software-pipelined rows (`DecodeTuning::one_pipelined`).
+pub(crate) const ONE_KERNELS: [(&str, &str, &str); 2] = [
+    ("mvq_seg_42_lb5", "mvq_one_q4k_lb5", "mvq_one_q4k_lb5_pipe"),
+    (
+        "mvq_seg_44_lb4",
+        "mvq_one_q6ks_lb4",
+        "mvq_one_q6ks_lb4_pipe",
+    ),
 ];
+
+/// The kernels with the tail prefetch (`DecodeTuning::tail_prefetch`): each plain kernel and
+/// its `_tp` entry (the same bits, four L2 prefetch ranges after the plain arguments).
+pub(crate) const TP_KERNELS: [(&str, &str); 6] = [
+    (QKV_KERNEL, "mvq_seg_42_lb5_qkv_tp"),
+    (SWIGLU_FLAT_KERNEL, "mvq_gu_swiglu_flat_tp"),
+    ("mvq_one_q4k_lb5", "mvq_one_q4k_lb5_tp"),
+    ("mvq_one_q6ks_lb4", "mvq_one_q6ks_lb4_tp"),
+    ("mvq_one_q4k_lb5_pipe", "mvq_one_q4k_lb5_pipe_tp"),
+    ("mvq_one_q6ks_lb4_pipe", "mvq_one_q6ks_lb4_pipe_tp"),
+];
+
+/// Kernel `name`, or its tail-prefetch entry when `pf` (the ranges' 8 arguments) is given and
+/// it has one; the arguments to append.
+fn with_tail_prefetch<'a>(name: &'a str, pf: Option<&'a [KArg]>) -> (&'a str, &'a [KArg]) {
+    match (pf, TP_KERNELS.iter().find(|k| k.0 == name)) {
+        (Some(pf), Some(k)) => (k.1, pf),
+        _ => (name, &[]),
+    }
+}
 
 /// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits for rows of `n_in` values (a
 /// multiple of 256): an even number of super-blocks (a unit's columns then sit on lanes
@@ -217,17 +242,24 @@ impl Cuda {
     /// One product through its one-matrix kernel (`ONE_KERNELS`: the same bits as `kernel`,
     /// without the segment dispatch): `None` (nothing launched) where none matches `kernel`
     /// and the matrix's type (Q4_K with `mvq_seg_42_lb5`, split Q6_K with `mvq_seg_44_lb4`).
+    /// `pf`: L2 prefetch ranges for its blocks to issue once done (`TP_KERNELS`).
     pub(crate) fn matvec1_one(
         &self,
         kernel: SegKernel,
         seg: &mut Seg<'_>,
         act: &Q8Act,
         n_in: usize,
+        pf: Option<&[KArg]>,
     ) -> Result<Option<()>> {
-        let name = match (seg.ty, seg.split, kernel.name) {
-            (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => ONE_KERNELS[0].1,
-            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
+        let i = match (seg.ty, seg.split, kernel.name) {
+            (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => 0,
+            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => 1,
             _ => return Ok(None),
+        };
+        let name = if self.decode_tuning().one_pipelined[i] {
+            ONE_KERNELS[i].2
+        } else {
+            ONE_KERNELS[i].1
         };
         if n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
@@ -241,6 +273,8 @@ impl Cuda {
         let (y, _) = seg.y.device_ptr_mut(st);
         let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
         args.extend(act_args(act, n_in, st));
+        let (name, pf) = with_tail_prefetch(name, pf);
+        args.extend_from_slice(pf);
         // Each warp takes 4 rows (ONE_ENTRY's), whatever the warps per block.
         let warps = self.decode_tuning().one_warps.clamp(1, kernel.warps as u32);
         let cfg = LaunchConfig {
@@ -254,7 +288,7 @@ impl Cuda {
             .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         // SAFETY: the weights hold n_out rows of n_in elements (Q4_K, or Q6_K in the split
         // layout), the output n_out values and the activations n_in (checked above); each warp
-        // reads and writes its own 4 rows.
+        // reads and writes its own 4 rows; a `_tp` kernel only prefetches `pf`'s ranges.
         unsafe { launch_ex(st, f, cfg, &args, 1)? };
         Ok(Some(()))
     }
@@ -264,7 +298,8 @@ impl Cuda {
     /// that kernel does not apply: before sm_90, another segment kernel than
     /// `mvq_seg_42_lb5`, Q or K not Q4_K, a head that is not 2-8 blocks, or a segment that is
     /// not whole clusters. `fold`: the norm weights, head size, eps, RoPE and cache arguments
-    /// of `qk_norm_rope_store` (device addresses).
+    /// of `qk_norm_rope_store` (device addresses). `pf`: L2 prefetch ranges for its blocks
+    /// to issue once done (`TP_KERNELS`).
     ///
     /// # Safety
     /// `fold`'s addresses must be live buffers as `QkvFold` describes, for a KV cache of
@@ -276,6 +311,7 @@ impl Cuda {
         act: &Q8Act,
         n_in: usize,
         fold: &QkvFold,
+        pf: Option<&[KArg]>,
     ) -> Result<Option<()>> {
         let rb = kernel.rows_per_block(GgmlType::Q4_K);
         let cluster = fold.head_dim / rb;
@@ -293,7 +329,7 @@ impl Cuda {
         if !ok {
             return Ok(None);
         }
-        let tail = [
+        let mut tail = vec![
             KArg::P(fold.qw),
             KArg::P(fold.kw),
             KArg::I(fold.head_dim as i32),
@@ -304,9 +340,12 @@ impl Cuda {
             KArg::P(fold.vc),
             KArg::P(fold.slot),
         ];
-        // SAFETY: the tail is seg_qkv's; the caller's contract (`QkvFold`) covers its
-        // addresses; every segment's blocks are whole clusters of one head (checked above).
-        unsafe { self.seg_launch(kernel, QKV_KERNEL, segs, act, n_in, &tail, cluster as u32)? };
+        let (name, pf) = with_tail_prefetch(QKV_KERNEL, pf);
+        tail.extend_from_slice(pf);
+        // SAFETY: the tail is seg_qkv's (and the prefetch ranges of the `_tp` entry); the
+        // caller's contract (`QkvFold`) covers its addresses; every segment's blocks are whole
+        // clusters of one head (checked above).
+        unsafe { self.seg_launch(kernel, name, segs, act, n_in, &tail, cluster as u32)? };
         Ok(Some(()))
     }
 
@@ -317,7 +356,8 @@ impl Cuda {
     /// apply: a matrix not Q4_K, `n_ff` not a multiple of 32, `n_in` not a multiple of 256.
     /// With `flat` where `flat_applies`, `SWIGLU_FLAT_KERNEL` (the same bits); `Some(true)`
     /// says it ran. `out` must be another buffer than `act` (blocks still
-    /// read `act` while others write).
+    /// read `act` while others write). `pf`: L2 prefetch ranges (`TP_KERNELS`; the flat
+    /// kernel only).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn matvec1_q8_swiglu(
         &self,
@@ -329,6 +369,7 @@ impl Cuda {
         h: &mut CudaViewMut<'_, f32>,
         out: &mut Q8Act,
         flat: bool,
+        pf: Option<&[KArg]>,
     ) -> Result<Option<bool>> {
         let applies = gate.0 == GgmlType::Q4_K
             && up.0 == GgmlType::Q4_K
@@ -359,10 +400,10 @@ impl Cuda {
             )));
         }
         let flat = flat && flat_applies(n_in);
-        let name = if flat {
-            SWIGLU_FLAT_KERNEL
+        let (name, pf) = if flat {
+            with_tail_prefetch(SWIGLU_FLAT_KERNEL, pf)
         } else {
-            SWIGLU_KERNEL
+            (SWIGLU_KERNEL, &[][..])
         };
         let f = self
             .seg
@@ -376,7 +417,7 @@ impl Cuda {
         let (qo, _) = out.qa.device_ptr_mut(st);
         let (dout, _) = out.da.device_ptr_mut(st);
         let (so, _) = out.sa.device_ptr_mut(st);
-        let args = [
+        let mut args = vec![
             KArg::P(wg),
             KArg::P(wu),
             KArg::I(n_ff as i32),
@@ -389,6 +430,7 @@ impl Cuda {
             KArg::P(dout),
             KArg::P(so),
         ];
+        args.extend_from_slice(pf);
         let cfg = LaunchConfig {
             grid_dim: ((n_ff / SWIGLU_ROWS) as u32, 1, 1),
             block_dim: (128, 1, 1),
@@ -398,7 +440,7 @@ impl Cuda {
         // values, the input row n_in (all checked above); block b reads rows 32b .. 32b + 31
         // and writes h and the int8 block b of those rows only; `out` is a distinct
         // allocation from `act` (both borrowed here, one mutably). The flat kernel reads and
-        // writes the same rows.
+        // writes the same rows; its `_tp` entry only prefetches `pf`'s ranges besides.
         unsafe { launch_ex(st, f, cfg, &args, 1)? };
         Ok(Some(flat))
     }

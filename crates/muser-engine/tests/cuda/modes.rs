@@ -122,6 +122,92 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // (round x) The matvec launches' tail prefetch (DecodeTuning::tail_prefetch): each
+        // launch's blocks, once done, prefetch a span (from %, to %) of the next matvec; one
+        // launch at a time, then all; every variant checked for the default's bits.
+        Some("tailpf") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            // Without any tail prefetch (the default before round x).
+            let off = DecodeTuning {
+                tail_prefetch: None,
+                ..t
+            };
+            let with = |o, g, d, q| DecodeTuning {
+                tail_prefetch: Some(TailPrefetch {
+                    o_proj: o,
+                    gate_up: g,
+                    down: d,
+                    qkvg: q,
+                    lm_head: (0, 0),
+                }),
+                ..t
+            };
+            let z = (0, 0);
+            let v = [
+                ("none", off, false),
+                ("down 0-10", with(z, z, (0, 10), z), true),
+                ("down 0-20", with(z, z, (0, 20), z), true),
+                ("qkvg 20-40", with(z, z, z, (20, 40)), true),
+                ("o_proj 0-30", with((0, 30), z, z, z), true),
+                ("gate_up 6-12", with(z, (6, 12), z, z), true),
+                ("all", with((0, 30), (6, 12), (0, 10), (20, 40)), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // (round x) The gate/up launch's tail prefetch of the down projection around x1's
+        // best (0-10 %), and small spans of the other launches beside it.
+        Some("tailsweep") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            // Without any tail prefetch (the default before round x).
+            let off = DecodeTuning {
+                tail_prefetch: None,
+                ..t
+            };
+            let with = |o, g, d, q| DecodeTuning {
+                tail_prefetch: Some(TailPrefetch {
+                    o_proj: o,
+                    gate_up: g,
+                    down: d,
+                    qkvg: q,
+                    lm_head: (0, 0),
+                }),
+                ..t
+            };
+            let (z, d10) = ((0, 0), (0, 10));
+            let lm = |t: DecodeTuning, lm_head| DecodeTuning {
+                tail_prefetch: t.tail_prefetch.map(|p| TailPrefetch { lm_head, ..p }),
+                ..t
+            };
+            let v = [
+                ("none", off, false),
+                ("down 0-10", with(z, z, d10, z), false),
+                ("down 0-5", with(z, z, (0, 5), z), false),
+                ("down 0-7", with(z, z, (0, 7), z), false),
+                ("down 0-14", with(z, z, (0, 14), z), false),
+                ("down 0-10, qkvg 20-25", with(z, z, d10, (20, 25)), true),
+                ("down 0-10, o_proj 0-10", with((0, 10), z, d10, z), true),
+                ("down 0-10, gate_up 6-8", with(z, (6, 8), d10, z), true),
+                (
+                    "down 0-10, LM head 0-2",
+                    lm(with(z, z, d10, z), (0, 2)),
+                    true,
+                ),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // (round x) The one-matrix launches' software-pipelined rows: Q4_K (output projection,
+        // Q4_K down projections), split Q6_K (the other down projections), both.
+        Some("pipe") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let with = |one_pipelined| DecodeTuning { one_pipelined, ..t };
+            let v = [
+                ("default", t, false),
+                ("pipelined Q4_K", with([true, false]), true),
+                ("pipelined Q6_K", with([false, true]), true),
+                ("pipelined both", with([true, true]), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();

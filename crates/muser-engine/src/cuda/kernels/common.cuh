@@ -147,3 +147,24 @@ __device__ __forceinline__ unsigned long long l2_evict_first() {
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
     return p;
 }
+
+// L2 prefetch ranges as kernel arguments: four (address, bytes) pairs; bytes 0: none. Used by
+// the latency-bound launches' extra blocks (prefetch.cu) and by the matvecs' tail prefetch
+// (mvq1.cu, DecodeTuning::tail_prefetch).
+#define PF_ARGS                                                                                \
+    const u8 *pp0, int pn0, const u8 *pp1, int pn1, const u8 *pp2, int pn2, const u8 *pp3, int pn3
+// The arguments PF_ARGS names, passed on.
+#define PF_PASS pp0, pn0, pp1, pn1, pp2, pn2, pp3, pn3
+
+// Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
+// the four ranges (pp_i, pn_i bytes; pn_i = 0: none).
+__device__ __forceinline__ void prefetch_ranges(PF_ARGS, int part, int parts) {
+    const u8 *p[4] = {pp0, pp1, pp2, pp3};
+    const int n[4] = {pn0, pn1, pn2, pn3};
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const int lines = (n[r] + 127) >> 7;
+        for (int i = part * blockDim.x + threadIdx.x; i < lines; i += parts * blockDim.x)
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(p[r] + (size_t)i * 128));
+    }
+}

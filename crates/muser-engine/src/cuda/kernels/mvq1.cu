@@ -243,80 +243,181 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
 // statement after each trip's weight loads (empty here; tools/bench/mvbw/q6k.cu's prefetch
 // variants).
 #define Q6KS_ROWS_BODY(START, END) Q6KS_ROWS_BODY_PF(START, END, )
-#define Q6KS_ROWS_BODY_PF(START, END, PF)                                                      \
+// Lane (half h, part p)'s term of one row of a split-Q6_K trip: its three 16-byte loads (lo =
+// ql, hi = ql + 32, qh), the row's 8 scale bytes of half h (sc) and d, against the activations
+// of the trip's four groups (a, dx; a32: 32 × the sum of each group's 16 activations).
+__device__ __forceinline__ float q6ks_term(const uint4 &lo, const uint4 &hi, const uint4 &qh,
+                                           uint2 sc, float d, const uint4 *a, const float *dx,
+                                           const int *a32, int p) {
+    const u32 l4[4] = {lo.x, lo.y, lo.z, lo.w};
+    const u32 c4[4] = {hi.x, hi.y, hi.z, hi.w};
+    const u32 h4[4] = {qh.x, qh.y, qh.z, qh.w};
+    int iu[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int wd = 0; wd < 4; wd++) {
+        const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);
+        const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);
+        const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);
+        const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);
+        const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w),
+                           (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w),
+                           (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w),
+                           (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)};
+        iu[0] = __dp4a((int)b1, aw[0], iu[0]);
+        iu[1] = __dp4a((int)b2, aw[1], iu[1]);
+        iu[2] = __dp4a((int)b3, aw[2], iu[2]);
+        iu[3] = __dp4a((int)b4, aw[3], iu[3]);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; u++) iu[u] -= a32[u];
+    // Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc).
+    const u32 s01 = sc.x, s23 = sc.y;
+    float s = 0.f;
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const u32 word = u < 2 ? s01 : s23;
+        const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);
+        s += (d * sv) * dx[u] * (float)iu[u];
+    }
+    return s;
+}
+
+// The split-Q6_K lane constants and RR zeroed accumulators (as Q4K_LANE).
+#define Q6KS_LANE(RR)                                                                          \
     const int lane = threadIdx.x & 31;                                                         \
     const int nb = n_in >> 8;                                                                  \
     const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);                               \
     const int h = (lane >> 1) & 1, p = lane & 1;                                               \
     float acc[RR];                                                                             \
-    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f;                              \
-    for (int b = START; b < END; b += 8) {                                                     \
-        uint4 lo[RR], hi[RR], qh[RR];                                                          \
-        uint2 sc[RR];                                                                          \
-        float d[RR];                                                                           \
-        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
-            const size_t bi = (size_t)min(row0 + r, n_out - 1) * nb + b;                       \
-            const u8 *blk = w + bi * 208;                                                      \
-            lo[r] = ld_w16(blk + 64 * h + 16 * p);                                             \
-            hi[r] = ld_w16(blk + 64 * h + 32 + 16 * p);                                        \
-            qh[r] = ld_w16(blk + 128 + 32 * h + 16 * p);                                       \
-            sc[r] = *(const uint2 *)(blk + 192 + 8 * h);                                       \
-            d[r] = h2f(dv[bi]);                                                                \
-        }                                                                                      \
-        PF                                                                                     \
-        /* Activations of groups u = 0..3 (sub-block b * 8 + 4h + u), elems 16p .. 16p + 15. */ \
-        uint4 a[4];                                                                            \
-        float dx[4];                                                                           \
-        _Pragma("unroll") for (int u = 0; u < 4; u++) {                                        \
-            const int sub = b * 8 + 4 * h + u;                                                 \
-            a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);                           \
-            dx[u] = da[sub];                                                                   \
-        }                                                                                      \
-        /* 32 × the sum of the lane's 16 activations of group u, shared by its rows. */        \
-        int a32[4];                                                                            \
-        _Pragma("unroll") for (int u = 0; u < 4; u++) {                                        \
-            const int one = 0x01010101;                                                        \
-            a32[u] = 32 * __dp4a((int)a[u].w, one, __dp4a((int)a[u].z, one,                   \
-                                 __dp4a((int)a[u].y, one, __dp4a((int)a[u].x, one, 0))));      \
-        }                                                                                      \
-        _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
-            const u32 l4[4] = {lo[r].x, lo[r].y, lo[r].z, lo[r].w};                            \
-            const u32 c4[4] = {hi[r].x, hi[r].y, hi[r].z, hi[r].w};                            \
-            const u32 h4[4] = {qh[r].x, qh[r].y, qh[r].z, qh[r].w};                            \
-            int iu[4] = {0, 0, 0, 0};                                                          \
-            _Pragma("unroll") for (int wd = 0; wd < 4; wd++) {                                 \
-                const u32 b1 = (l4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 4) & 0x30303030u);         \
-                const u32 b2 = (c4[wd] & 0x0F0F0F0Fu) | ((h4[wd] << 2) & 0x30303030u);         \
-                const u32 b3 = ((l4[wd] >> 4) & 0x0F0F0F0Fu) | (h4[wd] & 0x30303030u);         \
-                const u32 b4 = ((c4[wd] >> 4) & 0x0F0F0F0Fu) | ((h4[wd] >> 2) & 0x30303030u);  \
-                const int aw[4] = {(int)(wd == 0 ? a[0].x : wd == 1 ? a[0].y : wd == 2 ? a[0].z : a[0].w), \
-                                   (int)(wd == 0 ? a[1].x : wd == 1 ? a[1].y : wd == 2 ? a[1].z : a[1].w), \
-                                   (int)(wd == 0 ? a[2].x : wd == 1 ? a[2].y : wd == 2 ? a[2].z : a[2].w), \
-                                   (int)(wd == 0 ? a[3].x : wd == 1 ? a[3].y : wd == 2 ? a[3].z : a[3].w)}; \
-                iu[0] = __dp4a((int)b1, aw[0], iu[0]);                                         \
-                iu[1] = __dp4a((int)b2, aw[1], iu[1]);                                         \
-                iu[2] = __dp4a((int)b3, aw[2], iu[2]);                                         \
-                iu[3] = __dp4a((int)b4, aw[3], iu[3]);                                         \
-            }                                                                                  \
-            _Pragma("unroll") for (int u = 0; u < 4; u++) iu[u] -= a32[u];                     \
-            /* Scale of group u for these elements: scales[8h + p + 2u] (bytes of sc). */   \
-            const u32 s01 = sc[r].x, s23 = sc[r].y;                                            \
-            float s = 0.f;                                                                     \
-            _Pragma("unroll") for (int u = 0; u < 4; u++) {                                    \
-                const u32 word = u < 2 ? s01 : s23;                                            \
-                const int sv = (int)(signed char)((word >> (8 * (p + 2 * (u & 1)))) & 0xFF);   \
-                s += (d[r] * sv) * dx[u] * (float)iu[u];                                       \
-            }                                                                                  \
-            acc[r] += s;                                                                       \
-        }                                                                                      \
+    _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f
+// Row r's loads of super-block b into lo, hi, qh, sc, d [r].
+#define Q6KS_LOAD(r, b)                                                                        \
+    do {                                                                                       \
+        const size_t bi = (size_t)min(row0 + (r), n_out - 1) * nb + (b);                       \
+        const u8 *blk = w + bi * 208;                                                          \
+        lo[r] = ld_w16(blk + 64 * h + 16 * p);                                                 \
+        hi[r] = ld_w16(blk + 64 * h + 32 + 16 * p);                                            \
+        qh[r] = ld_w16(blk + 128 + 32 * h + 16 * p);                                           \
+        sc[r] = *(const uint2 *)(blk + 192 + 8 * h);                                           \
+        d[r] = h2f(dv[bi]);                                                                    \
+    } while (0)
+// The activations of super-block b's groups u = 0..3 (sub-block b * 8 + 4h + u), elements
+// 16p .. 16p + 15, and 32 × the sum of the lane's 16 of each (shared by the warp's rows).
+#define Q6KS_ACT(b)                                                                            \
+    uint4 a[4];                                                                                \
+    float dx[4];                                                                               \
+    _Pragma("unroll") for (int u = 0; u < 4; u++) {                                            \
+        const int sub = (b) * 8 + 4 * h + u;                                                   \
+        a[u] = *(const uint4 *)(qa + (size_t)sub * 32 + 16 * p);                               \
+        dx[u] = da[sub];                                                                       \
     }                                                                                          \
+    int a32[4];                                                                                \
+    _Pragma("unroll") for (int u = 0; u < 4; u++) {                                            \
+        const int one = 0x01010101;                                                            \
+        a32[u] = 32 * __dp4a((int)a[u].w, one, __dp4a((int)a[u].z, one,                        \
+                             __dp4a((int)a[u].y, one, __dp4a((int)a[u].x, one, 0))));          \
+    }
+// The warp's RR row sums into y (rows below n_out), through post_op.
+#define ROWS_STORE(RR)                                                                         \
     _Pragma("unroll") for (int r = 0; r < RR; r++) {                                           \
         const float v = warp_sum(acc[r]);                                                      \
         if (lane == 0 && row0 + r < n_out) y[r] = post_op(v, post, scale, cap);                \
     }
 
+#define Q6KS_ROWS_BODY_PF(START, END, PF)                                                      \
+    Q6KS_LANE(RR);                                                                             \
+    for (int b = START; b < END; b += 8) {                                                     \
+        uint4 lo[RR], hi[RR], qh[RR];                                                          \
+        uint2 sc[RR];                                                                          \
+        float d[RR];                                                                           \
+        _Pragma("unroll") for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b);                        \
+        PF                                                                                     \
+        Q6KS_ACT(b)                                                                            \
+        _Pragma("unroll") for (int r = 0; r < RR; r++)                                         \
+            acc[r] += q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);              \
+    }                                                                                          \
+    ROWS_STORE(RR)
+
 // Split-layout Q6_K rows.
 ROWS_FNS(q6ks_rows, Q6KS_ROWS_BODY)
+
+// Software-pipelined rows (DecodeTuning::one_pipelined): the loads of a trip's first RR / 2
+// rows for the next trip are issued as soon as their terms are taken, the second half's after
+// theirs, so that a warp has loads in flight while it computes (q4k_rows and q6ks_rows issue a
+// trip's loads, wait for them, and compute with none in flight). The same terms summed in the
+// same order: the same bits.
+#define Q4K_ROW_LOAD(r, b)                                                                     \
+    do {                                                                                       \
+        const u8 *blk = w + (size_t)min(row0 + (r), n_out - 1) * row_bytes + (size_t)(b) * 144; \
+        Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);                                                 \
+    } while (0)
+template <int RR>
+__device__ __forceinline__ void q4k_rows_pipe(const u8 *w, const signed char *qa,
+                                              const float *da, const float *sa, float *y,
+                                              int n_in, int n_out, int row0, int post,
+                                              float scale, float cap) {
+    Q4K_LANE(RR);
+    constexpr int HR = RR / 2;
+    uint4 hd[RR], q0[RR], q1[RR];
+    const int b0 = lane >> 2;
+    if (b0 < nb) {
+#pragma unroll
+        for (int r = 0; r < RR; r++) Q4K_ROW_LOAD(r, b0);
+    }
+    for (int b = b0; b < nb; b += 8) {
+        Q4K_ACT(x, qa, da, sa, b, k);
+        const bool more = b + 8 < nb;
+#pragma unroll
+        for (int r = 0; r < HR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
+        if (more) {
+#pragma unroll
+            for (int r = 0; r < HR; r++) Q4K_ROW_LOAD(r, b + 8);
+        }
+#pragma unroll
+        for (int r = HR; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
+        if (more) {
+#pragma unroll
+            for (int r = HR; r < RR; r++) Q4K_ROW_LOAD(r, b + 8);
+        }
+    }
+    ROWS_STORE(RR)
+}
+
+template <int RR>
+__device__ __forceinline__ void q6ks_rows_pipe(const u8 *w, const signed char *qa,
+                                               const float *da, const float *sa, float *y,
+                                               int n_in, int n_out, int row0, int post,
+                                               float scale, float cap) {
+    Q6KS_LANE(RR);
+    constexpr int HR = RR / 2;
+    uint4 lo[RR], hi[RR], qh[RR];
+    uint2 sc[RR];
+    float d[RR];
+    const int b0 = lane >> 2;
+    if (b0 < nb) {
+#pragma unroll
+        for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b0);
+    }
+    for (int b = b0; b < nb; b += 8) {
+        Q6KS_ACT(b)
+        const bool more = b + 8 < nb;
+#pragma unroll
+        for (int r = 0; r < HR; r++)
+            acc[r] += q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);
+        if (more) {
+#pragma unroll
+            for (int r = 0; r < HR; r++) Q6KS_LOAD(r, b + 8);
+        }
+#pragma unroll
+        for (int r = HR; r < RR; r++)
+            acc[r] += q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);
+        if (more) {
+#pragma unroll
+            for (int r = HR; r < RR; r++) Q6KS_LOAD(r, b + 8);
+        }
+    }
+    ROWS_STORE(RR)
+}
 
 // Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
 extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
@@ -404,6 +505,28 @@ SEG_ENTRY(mvq_seg_41_lb5, 4, 1, 5)
 ONE_ENTRY(mvq_one_q4k_lb5, q4k_rows, 5)
 ONE_ENTRY(mvq_one_q6ks_lb4, q6ks_rows, 4)
 
+// Tail prefetch (DecodeTuning::tail_prefetch): the `_tp` entries below are the kernels above
+// with four L2 prefetch ranges (PF_ARGS) of the next matvec's weights; each block, once its own
+// rows are written, issues `prefetch.global.L2` for its share of their lines (block b of the
+// grid: lines b · blockDim + thread, strided by the grid), so that the blocks that finish first
+// keep DRAM streaming the next launch's bytes while the launch's last warps finish. A prefetch
+// is a hint: the same bits as the plain entries.
+#define ONE_ENTRY_TP(NAME, ROWS, MINB)                                                         \
+    extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
+        NAME##_tp(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,    \
+                  const float *sa, int n_in, PF_ARGS) {                                        \
+        const int row0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;            \
+        if (row0 < n_out) ROWS<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);  \
+        prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);                                       \
+    }
+ONE_ENTRY_TP(mvq_one_q4k_lb5, q4k_rows, 5)
+ONE_ENTRY_TP(mvq_one_q6ks_lb4, q6ks_rows, 4)
+// The pipelined rows (DecodeTuning::one_pipelined), with and without the tail prefetch.
+ONE_ENTRY(mvq_one_q4k_lb5_pipe, q4k_rows_pipe, 5)
+ONE_ENTRY(mvq_one_q6ks_lb4_pipe, q6ks_rows_pipe, 4)
+ONE_ENTRY_TP(mvq_one_q4k_lb5_pipe, q4k_rows_pipe, 5)
+ONE_ENTRY_TP(mvq_one_q6ks_lb4_pipe, q6ks_rows_pipe, 4)
+
 // The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
 // (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds
 // one head (both Q4_K), each block 4 RR4 of its rows. The blocks keep their rows in shared
@@ -466,6 +589,16 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
     }
 SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)
 
+// mvq_seg_42_lb5_qkv with the tail prefetch (ONE_ENTRY_TP's; after the cluster epilogue).
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_seg_42_lb5_qkv_tp(SEG_ARGS, const float *qw, const float *kw, int hd, float eps,
+                          const float *cs, int rope, u16 *kc, u16 *vc, const int *slot_p,
+                          PF_ARGS) {
+    seg_qkv<4, 2>(w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3, t3, n3, y3, b3, qa,
+                  da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc, slot_p);
+    prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
+}
+
 // The FFN gate and up projections (both Q4_K) with SwiGLU and its int8 quantization folded
 // in, without any synchronisation between blocks: block b computes the same 32 rows
 // 32b .. 32b + 31 of both matrices, so that it holds a whole quantization block. Its 16 units
@@ -521,10 +654,10 @@ extern "C" __global__ void __launch_bounds__(128, 5)
 // which needs nb >= 7 or an even nb >= 4 (a trip then touches at most two units, and a unit
 // is summed before the one after next starts; nb 5 fails). The host takes this for even
 // nb >= 4 only (seg.rs flat_applies).
-extern "C" __global__ void __launch_bounds__(128, 5)
-    mvq_gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
-                       const float *da, const float *sa, int n_in, signed char *qo,
-                       float *dout, float *so) {
+__device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h,
+                                               const signed char *qa, const float *da,
+                                               const float *sa, int n_in, signed char *qo,
+                                               float *dout, float *so) {
     __shared__ float gu[64];
     const int warp = threadIdx.x >> 5, r0 = blockIdx.x * 32, lane = threadIdx.x & 31;
     const int nb = n_in >> 8, k = lane & 3, s = lane >> 2, sh = 16 * (k & 1);
@@ -565,4 +698,20 @@ extern "C" __global__ void __launch_bounds__(128, 5)
     }
     __syncthreads();
     gu_swiglu_store(gu, warp, r0, h, qo, dout, so);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                       const float *da, const float *sa, int n_in, signed char *qo,
+                       float *dout, float *so) {
+    gu_swiglu_flat(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+}
+
+// mvq_gu_swiglu_flat with the tail prefetch (ONE_ENTRY_TP's; the FFN down projection's rows).
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu_flat_tp(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                          const float *da, const float *sa, int n_in, signed char *qo,
+                          float *dout, float *so, PF_ARGS) {
+    gu_swiglu_flat(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
 }

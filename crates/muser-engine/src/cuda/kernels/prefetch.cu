@@ -16,27 +16,14 @@
 // lose (16 blocks, 60/100/12 %: 197.5 → 190.4 tok/s), and the prefetched lines marked
 // evict-last (prefetch.global.L2::evict_last) lose a little (bench/runs/2026-11-30-h200-p p5,
 // p9).
-#define PF_ARGS const u8 *p0, int n0, const u8 *p1, int n1, const u8 *p2, int n2, const u8 *p3, int n3
-
-// Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
-// the four ranges (p_i, n_i bytes; n_i = 0: none).
-__device__ __forceinline__ void prefetch_ranges(PF_ARGS, int part, int parts) {
-    const u8 *p[4] = {p0, p1, p2, p3};
-    const int n[4] = {n0, n1, n2, n3};
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const int lines = (n[r] + 127) >> 7;
-        for (int i = part * blockDim.x + threadIdx.x; i < lines; i += parts * blockDim.x)
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(p[r] + (size_t)i * 128));
-    }
-}
+// PF_ARGS and prefetch_ranges live in common.cuh (the matvecs' tail prefetch uses them too).
 
 #define NORM_TAIL_PF(NAME, ONE)                                                                 \
     extern "C" __global__ void __launch_bounds__(1024) NAME(                                   \
         float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,  \
         float *h, signed char *qa, float *da, float *sa, int n, int mode, PF_ARGS) {           \
         if (blockIdx.x >= NC_BLOCKS) {                                                         \
-            prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - NC_BLOCKS,            \
+            prefetch_ranges(PF_PASS, blockIdx.x - NC_BLOCKS,                                   \
                             gridDim.x - NC_BLOCKS);                                            \
             return;                                                                            \
         }                                                                                      \
@@ -54,7 +41,7 @@ NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)
         float *da, float *sa, unsigned *cnt, PF_ARGS) {                                        \
         if ((int)blockIdx.x >= n_head) {                                                       \
             if (blockIdx.y == 0)                                                               \
-                prefetch_ranges(p0, n0, p1, n1, p2, n2, p3, n3, blockIdx.x - n_head,           \
+                prefetch_ranges(PF_PASS, blockIdx.x - n_head,                                  \
                                 gridDim.x - n_head);                                           \
             return;                                                                            \
         }                                                                                      \

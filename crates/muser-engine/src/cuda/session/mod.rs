@@ -24,6 +24,7 @@ pub(crate) use attn::{
 };
 pub use attn_op::{AttnKernel, AttnShape};
 pub use prefill::{MIN_BATCH as PREFILL_MIN_BATCH, PREFILL_CHUNK};
+pub use step::TAIL_PREFETCH_LABEL;
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[

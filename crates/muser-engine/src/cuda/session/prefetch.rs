@@ -21,6 +21,13 @@ fn prefix(len: usize, percent: u8) -> usize {
         .min(len)
 }
 
+/// The byte range `[start, end)` of `len` bytes between `from` and `to` percent (whole lines
+/// from the start of the buffer; empty when `from >= to`).
+fn span(len: usize, (from, to): (u8, u8)) -> (usize, usize) {
+    let start = prefix(len, from);
+    (start, prefix(len, to).max(start))
+}
+
 impl CudaSession<'_> {
     /// The kernel arguments `(pointer, bytes)` × 4 of the first `percent` % of each of
     /// `mats` (at most four) in the layout the step's kernels read (Q6_K split for the int8
@@ -31,7 +38,18 @@ impl CudaSession<'_> {
         percent: u8,
         q8: bool,
     ) -> Result<Option<Vec<Arg>>> {
-        if percent == 0 || mats.is_empty() {
+        self.prefetch_span(mats, (0, percent), q8)
+    }
+
+    /// As `prefetch_args`, the bytes from `from` to `to` percent of each matrix (`pct`);
+    /// `None` when that is empty.
+    pub(super) fn prefetch_span(
+        &self,
+        mats: &[&Matrix],
+        pct: (u8, u8),
+        q8: bool,
+    ) -> Result<Option<Vec<Arg>>> {
+        if pct.0 >= pct.1.min(100) || mats.is_empty() {
             return Ok(None);
         }
         let (cuda, model) = (self.cuda, self.model);
@@ -44,8 +62,9 @@ impl CudaSession<'_> {
             } else {
                 cuda.device_weights(&model.weights, m)?
             };
-            let bytes = prefix(w.len(), percent).min(i32::MAX as usize);
-            args.extend([Arg::P(ptr(&*w, st)), Arg::I(bytes as i32)]);
+            let (start, end) = span(w.len(), pct);
+            let bytes = (end - start).min(i32::MAX as usize);
+            args.extend([Arg::P(ptr(&*w, st) + start as u64), Arg::I(bytes as i32)]);
         }
         while args.len() < 2 * RANGES {
             args.extend([Arg::P(0), Arg::I(0)]);
@@ -56,7 +75,7 @@ impl CudaSession<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::prefix;
+    use super::{prefix, span};
 
     #[test]
     fn prefetch_prefixes_are_whole_lines_within_the_matrix() {
@@ -65,5 +84,13 @@ mod tests {
         assert_eq!(prefix(1000, 99), 1000);
         assert_eq!(prefix(1000, 0), 0);
         assert_eq!(prefix(1000, 200), 1000);
+    }
+
+    #[test]
+    fn prefetch_spans_are_line_aligned_and_empty_when_reversed() {
+        assert_eq!(span(12_800, (10, 30)), (1280, 3840));
+        assert_eq!(span(1000, (20, 100)), (256, 1000));
+        assert_eq!(span(1000, (50, 20)), (512, 512));
+        assert_eq!(span(1000, (0, 0)), (0, 0));
     }
 }

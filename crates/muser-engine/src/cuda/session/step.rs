@@ -49,6 +49,10 @@ pub(super) unsafe fn launch(
 /// size limit).
 const NORM_CLUSTER: u32 = 8;
 
+/// The end of a profile label whose matvec launch took its tail-prefetch kernel
+/// (`DecodeTuning::tail_prefetch`).
+pub const TAIL_PREFETCH_LABEL: &str = " + tail prefetch";
+
 /// A segment-kernel product: the weights on the device, the matrix, the output.
 type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 
@@ -56,7 +60,8 @@ type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 /// row `act` (when given), the others through the f32-activation kernels. With `fold` (the
 /// Q, K, V and gate projections), through `Cuda::matvec1_q8_qkv` where it applies; returns
 /// whether it did (then QK-norm, RoPE and the KV store are done). `fold`'s addresses must be
-/// live buffers as `QkvFold` describes.
+/// live buffers as `QkvFold` describes. `pf`: L2 prefetch ranges (`prefetch_span`'s) for the
+/// launch's blocks to issue once done, where its kernel has a tail-prefetch entry.
 #[allow(clippy::too_many_arguments)]
 fn project(
     cuda: &Cuda,
@@ -67,6 +72,7 @@ fn project(
     act: Option<(&Q8Act, SegKernel)>,
     post: Option<(f32, f32)>,
     fold: Option<&QkvFold>,
+    pf: Option<&[Arg]>,
 ) -> Result<bool> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
@@ -103,7 +109,7 @@ fn project(
             .collect();
         let folded = match fold {
             // SAFETY: the caller's contract on `fold`.
-            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f)? }.is_some(),
+            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f, pf)? }.is_some(),
             None => false,
         };
         // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
@@ -111,15 +117,22 @@ fn project(
             && post.is_none()
             && cuda.decode_tuning().one_matrix
             && segs.len() == 1
-            && cuda.matvec1_one(kern, &mut segs[0], act, n_in)?.is_some();
+            && cuda
+                .matvec1_one(kern, &mut segs[0], act, n_in, pf)?
+                .is_some();
         if !folded && !one {
             cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
         }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || {
             let fold = if folded { " + qk_norm_rope_store" } else { "" };
+            let tp = if pf.is_some() && (folded || one) {
+                TAIL_PREFETCH_LABEL
+            } else {
+                ""
+            };
             let one = if one { " (one)" } else { "" };
-            format!("mv {}{fold}{one}", label.join(" + "))
+            format!("mv {}{fold}{one}{tp}", label.join(" + "))
         })?;
         return Ok(folded);
     }
@@ -225,8 +238,8 @@ impl CudaSession<'_> {
     /// (`Cuda::matvec1_q8_swiglu`: `g` gets SwiGLU's output, `act_ff` its int8 row), from the
     /// int8 row in `act`, as one stream of columns per warp with `flat`
     /// (`DecodeTuning::gate_up_flat`); returns whether it applied (both matrices Q4_K of one
-    /// shape).
-    fn gate_up_swiglu(&mut self, w: &LayerWeights, flat: bool) -> Result<bool> {
+    /// shape). `pf`: L2 prefetch ranges for the flat launch's blocks to issue once done.
+    fn gate_up_swiglu(&mut self, w: &LayerWeights, flat: bool, pf: Option<&[Arg]>) -> Result<bool> {
         let (cuda, model) = (self.cuda, self.model);
         let (g, u) = (&w.ffn_gate, &w.ffn_up);
         if g.n_out != u.n_out || g.n_in != u.n_in {
@@ -243,12 +256,21 @@ impl CudaSession<'_> {
             &mut self.s.g.as_view_mut(),
             &mut self.act_ff,
             flat,
+            pf,
         )?;
         if let Some(flat) = ran {
             let bytes = g.row_bytes() * g.n_out + u.row_bytes() * u.n_out;
             let how = if flat { " flat" } else { "" };
+            let tp = if flat && pf.is_some() {
+                TAIL_PREFETCH_LABEL
+            } else {
+                ""
+            };
             super::mark(cuda, &self.prof, bytes, || {
-                format!("mv ffn_gate {} + ffn_up {}{how} + swiglu_q8", g.ty, u.ty)
+                format!(
+                    "mv ffn_gate {} + ffn_up {}{how} + swiglu_q8{tp}",
+                    g.ty, u.ty
+                )
             })?;
         }
         Ok(ran.is_some())
@@ -284,6 +306,9 @@ impl CudaSession<'_> {
         // Q/K/V/gate matrices beside the norm tail before them, the output projection beside
         // the short-cache attention, FFN gate/up beside the post-attention tail.
         let pre = tune.l2_prefetch.filter(|_| q8);
+        // Tail prefetches (DecodeTuning::tail_prefetch): each matvec launch's blocks, once done,
+        // prefetch a span of the next matvec's weights.
+        let tp = tune.tail_prefetch.filter(|_| q8);
         let qkvg_of = |l: usize| {
             let w = &model.weights.layers[l];
             [&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate]
@@ -316,6 +341,10 @@ impl CudaSession<'_> {
             // table (head_dim values), its KV cache (capacity × kv_dim halves each) and the
             // address of its cache slot (below the capacity), as `project` requires.
             let omit = self.omit;
+            let tp_o = match tp {
+                Some(t) => self.prefetch_span(&[&w.attn_output], t.o_proj, q8)?,
+                None => None,
+            };
             let folded = omit.qkvg || {
                 let s = &mut self.s;
                 project(
@@ -332,6 +361,7 @@ impl CudaSession<'_> {
                     kern.map(|k| (&self.act, k)),
                     None,
                     tune.fold_qk.then_some(&fold),
+                    tp_o.as_deref(),
                 )?
             };
             if !folded {
@@ -486,6 +516,10 @@ impl CudaSession<'_> {
                 }
             }
             if !omit.o_proj {
+                let pf = match tp {
+                    Some(t) => self.prefetch_span(&[&w.ffn_gate, &w.ffn_up], t.gate_up, q8)?,
+                    None => None,
+                };
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -496,6 +530,7 @@ impl CudaSession<'_> {
                     kern.map(|k| (&self.act, k)),
                     None,
                     None,
+                    pf.as_deref(),
                 )?;
             }
             if !omit.norm_tails {
@@ -513,8 +548,13 @@ impl CudaSession<'_> {
             }
             // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
             // `act_ff`), else the segment kernel and swiglu_q8.
-            let swiglu_folded =
-                tune.fold_swiglu && q8 && self.gate_up_swiglu(w, tune.gate_up_flat)?;
+            let pf = match tp {
+                Some(t) => self.prefetch_span(&[&w.ffn_down], t.down, q8)?,
+                None => None,
+            };
+            let swiglu_folded = tune.fold_swiglu
+                && q8
+                && self.gate_up_swiglu(w, tune.gate_up_flat, pf.as_deref())?;
             if !swiglu_folded {
                 let s = &mut self.s;
                 project(
@@ -524,6 +564,7 @@ impl CudaSession<'_> {
                     vec![(&w.ffn_gate, &mut s.g), (&w.ffn_up, &mut s.u)],
                     &s.h,
                     kern.map(|k| (&self.act, k)),
+                    None,
                     None,
                     None,
                 )?;
@@ -541,6 +582,13 @@ impl CudaSession<'_> {
                 self.mark(|| "swiglu_q8".into())?;
             }
             {
+                let pf = match (tp, l + 1 < n_layer) {
+                    (Some(t), true) => self.prefetch_span(&qkvg_of(l + 1), t.qkvg, q8)?,
+                    (Some(t), false) => {
+                        self.prefetch_span(&[&model.weights.output], t.lm_head, q8)?
+                    }
+                    _ => None,
+                };
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -559,6 +607,7 @@ impl CudaSession<'_> {
                     }),
                     None,
                     None,
+                    pf.as_deref(),
                 )?;
             }
             let pf = match (pre, l + 1 < n_layer) {
@@ -589,6 +638,7 @@ impl CudaSession<'_> {
                     (&self.act, k6.unwrap_or(k))
                 }),
                 Some((c.logit_scale, c.softcap)),
+                None,
                 None,
             )?;
         }
