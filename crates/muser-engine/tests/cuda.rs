@@ -670,12 +670,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
             ..tuned
         };
-        // (round x) The one-matrix launches' rows software-pipelined (both types): the same
-        // bits.
-        let flip_pipe = DecodeTuning {
-            one_pipelined: tuned.one_pipelined.map(|p| !p),
-            ..tuned
-        };
         for other in [
             plain,
             flip_fold,
@@ -686,7 +680,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_one,
             four_warps,
             flip_tail,
-            flip_pipe,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);

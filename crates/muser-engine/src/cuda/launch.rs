@@ -134,11 +134,6 @@ pub struct DecodeTuning {
     /// → 198.7-198.9 tok/s at depth 0, 185.7-186.3 → 186.3-186.7 at 32,768 (2 warps between;
     /// s5: within the noise at 4,096).
     pub one_warps: u32,
-    /// The one-matrix launches of Q4_K (`[0]`) and split-Q6_K (`[1]`) matrices with
-    /// software-pipelined rows (`mvq_one_*_pipe`: each warp issues half of its rows' loads for
-    /// the next trip once their terms are taken, so that loads are in flight while it
-    /// computes). Same bits.
-    pub one_pipelined: [bool; 2],
     /// Part of the next matvec's weights prefetched into L2 by the blocks of each matvec
     /// launch once their own rows are written (`None`: off). No value changes.
     pub tail_prefetch: Option<TailPrefetch>,
@@ -341,7 +336,6 @@ impl Default for DecodeTuning {
             attn_l1_prefetch: true,
             one_matrix: true,
             one_warps: 1,
-            one_pipelined: [false; 2],
             tail_prefetch: Some(TailPrefetch::default()),
         }
     }
@@ -367,7 +361,6 @@ impl DecodeTuning {
         attn_l1_prefetch: false,
         one_matrix: false,
         one_warps: 4,
-        one_pipelined: [false; 2],
         tail_prefetch: None,
     };
 }

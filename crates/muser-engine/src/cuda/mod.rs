@@ -237,7 +237,7 @@ impl Cuda {
             .iter()
             .map(|k| k.name)
             .chain(["q6k_split", QKV_KERNEL, SWIGLU_KERNEL, SWIGLU_FLAT_KERNEL])
-            .chain(ONE_KERNELS.iter().flat_map(|k| [k.1, k.2]))
+            .chain(ONE_KERNELS.iter().map(|k| k.1))
             .chain(TP_KERNELS.iter().map(|k| k.1))
         {
             seg.insert(

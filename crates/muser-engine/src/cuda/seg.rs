@@ -48,26 +48,19 @@ pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 pub(crate) const SWIGLU_FLAT_KERNEL: &str = "mvq_gu_swiglu_flat";
 
 /// The one-matrix kernels (`DecodeTuning::one_matrix`): a Q4_K matrix with
-/// `mvq_seg_42_lb5`'s work split, a split Q6_K one with `mvq_seg_44_lb4`'s; then the same
-/// with software-pipelined rows (`DecodeTuning::one_pipelined`).
-pub(crate) const ONE_KERNELS: [(&str, &str, &str); 2] = [
-    ("mvq_seg_42_lb5", "mvq_one_q4k_lb5", "mvq_one_q4k_lb5_pipe"),
-    (
-        "mvq_seg_44_lb4",
-        "mvq_one_q6ks_lb4",
-        "mvq_one_q6ks_lb4_pipe",
-    ),
+/// `mvq_seg_42_lb5`'s work split, a split Q6_K one with `mvq_seg_44_lb4`'s.
+pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
+    ("mvq_seg_42_lb5", "mvq_one_q4k_lb5"),
+    ("mvq_seg_44_lb4", "mvq_one_q6ks_lb4"),
 ];
 
 /// The kernels with the tail prefetch (`DecodeTuning::tail_prefetch`): each plain kernel and
 /// its `_tp` entry (the same bits, four L2 prefetch ranges after the plain arguments).
-pub(crate) const TP_KERNELS: [(&str, &str); 6] = [
+pub(crate) const TP_KERNELS: [(&str, &str); 4] = [
     (QKV_KERNEL, "mvq_seg_42_lb5_qkv_tp"),
     (SWIGLU_FLAT_KERNEL, "mvq_gu_swiglu_flat_tp"),
     ("mvq_one_q4k_lb5", "mvq_one_q4k_lb5_tp"),
     ("mvq_one_q6ks_lb4", "mvq_one_q6ks_lb4_tp"),
-    ("mvq_one_q4k_lb5_pipe", "mvq_one_q4k_lb5_pipe_tp"),
-    ("mvq_one_q6ks_lb4_pipe", "mvq_one_q6ks_lb4_pipe_tp"),
 ];
 
 /// Kernel `name`, or its tail-prefetch entry when `pf` (the ranges' 8 arguments) is given and
@@ -251,15 +244,10 @@ impl Cuda {
         n_in: usize,
         pf: Option<&[KArg]>,
     ) -> Result<Option<()>> {
-        let i = match (seg.ty, seg.split, kernel.name) {
-            (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => 0,
-            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => 1,
+        let name = match (seg.ty, seg.split, kernel.name) {
+            (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => ONE_KERNELS[0].1,
+            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
             _ => return Ok(None),
-        };
-        let name = if self.decode_tuning().one_pipelined[i] {
-            ONE_KERNELS[i].2
-        } else {
-            ONE_KERNELS[i].1
         };
         if n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(

@@ -195,19 +195,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
-        // (round x) The one-matrix launches' software-pipelined rows: Q4_K (output projection,
-        // Q4_K down projections), split Q6_K (the other down projections), both.
-        Some("pipe") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let with = |one_pipelined| DecodeTuning { one_pipelined, ..t };
-            let v = [
-                ("default", t, false),
-                ("pipelined Q4_K", with([true, false]), true),
-                ("pipelined Q6_K", with([false, true]), true),
-                ("pipelined both", with([true, true]), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
-        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();

@@ -341,84 +341,6 @@ __device__ __forceinline__ float q6ks_term(const uint4 &lo, const uint4 &hi, con
 // Split-layout Q6_K rows.
 ROWS_FNS(q6ks_rows, Q6KS_ROWS_BODY)
 
-// Software-pipelined rows (DecodeTuning::one_pipelined): the loads of a trip's first RR / 2
-// rows for the next trip are issued as soon as their terms are taken, the second half's after
-// theirs, so that a warp has loads in flight while it computes (q4k_rows and q6ks_rows issue a
-// trip's loads, wait for them, and compute with none in flight). The same terms summed in the
-// same order: the same bits.
-#define Q4K_ROW_LOAD(r, b)                                                                     \
-    do {                                                                                       \
-        const u8 *blk = w + (size_t)min(row0 + (r), n_out - 1) * row_bytes + (size_t)(b) * 144; \
-        Q4K_LOAD(blk, k, hd[r], q0[r], q1[r]);                                                 \
-    } while (0)
-template <int RR>
-__device__ __forceinline__ void q4k_rows_pipe(const u8 *w, const signed char *qa,
-                                              const float *da, const float *sa, float *y,
-                                              int n_in, int n_out, int row0, int post,
-                                              float scale, float cap) {
-    Q4K_LANE(RR);
-    constexpr int HR = RR / 2;
-    uint4 hd[RR], q0[RR], q1[RR];
-    const int b0 = lane >> 2;
-    if (b0 < nb) {
-#pragma unroll
-        for (int r = 0; r < RR; r++) Q4K_ROW_LOAD(r, b0);
-    }
-    for (int b = b0; b < nb; b += 8) {
-        Q4K_ACT(x, qa, da, sa, b, k);
-        const bool more = b + 8 < nb;
-#pragma unroll
-        for (int r = 0; r < HR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
-        if (more) {
-#pragma unroll
-            for (int r = 0; r < HR; r++) Q4K_ROW_LOAD(r, b + 8);
-        }
-#pragma unroll
-        for (int r = HR; r < RR; r++) acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
-        if (more) {
-#pragma unroll
-            for (int r = HR; r < RR; r++) Q4K_ROW_LOAD(r, b + 8);
-        }
-    }
-    ROWS_STORE(RR)
-}
-
-template <int RR>
-__device__ __forceinline__ void q6ks_rows_pipe(const u8 *w, const signed char *qa,
-                                               const float *da, const float *sa, float *y,
-                                               int n_in, int n_out, int row0, int post,
-                                               float scale, float cap) {
-    Q6KS_LANE(RR);
-    constexpr int HR = RR / 2;
-    uint4 lo[RR], hi[RR], qh[RR];
-    uint2 sc[RR];
-    float d[RR];
-    const int b0 = lane >> 2;
-    if (b0 < nb) {
-#pragma unroll
-        for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b0);
-    }
-    for (int b = b0; b < nb; b += 8) {
-        Q6KS_ACT(b)
-        const bool more = b + 8 < nb;
-#pragma unroll
-        for (int r = 0; r < HR; r++)
-            acc[r] += q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);
-        if (more) {
-#pragma unroll
-            for (int r = 0; r < HR; r++) Q6KS_LOAD(r, b + 8);
-        }
-#pragma unroll
-        for (int r = HR; r < RR; r++)
-            acc[r] += q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);
-        if (more) {
-#pragma unroll
-            for (int r = HR; r < RR; r++) Q6KS_LOAD(r, b + 8);
-        }
-    }
-    ROWS_STORE(RR)
-}
-
 // Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
 extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
     for (unsigned long long b = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
@@ -521,11 +443,6 @@ ONE_ENTRY(mvq_one_q6ks_lb4, q6ks_rows, 4)
     }
 ONE_ENTRY_TP(mvq_one_q4k_lb5, q4k_rows, 5)
 ONE_ENTRY_TP(mvq_one_q6ks_lb4, q6ks_rows, 4)
-// The pipelined rows (DecodeTuning::one_pipelined), with and without the tail prefetch.
-ONE_ENTRY(mvq_one_q4k_lb5_pipe, q4k_rows_pipe, 5)
-ONE_ENTRY(mvq_one_q6ks_lb4_pipe, q6ks_rows_pipe, 4)
-ONE_ENTRY_TP(mvq_one_q4k_lb5_pipe, q4k_rows_pipe, 5)
-ONE_ENTRY_TP(mvq_one_q6ks_lb4_pipe, q6ks_rows_pipe, 4)
 
 // The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
 // (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds
