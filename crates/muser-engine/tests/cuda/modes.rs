@@ -132,16 +132,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 tail_prefetch: None,
                 ..t
             };
-            let with = |o, g, d, q| DecodeTuning {
-                tail_prefetch: Some(TailPrefetch {
-                    o_proj: o,
-                    gate_up: g,
-                    down: d,
-                    qkvg: q,
-                    lm_head: (0, 0),
-                }),
-                ..t
-            };
+            let with = |o, g, d, q| tail_tune(t, [o, g, d, q, (0, 0)]);
             let z = (0, 0);
             let v = [
                 ("none", off, false),
@@ -163,16 +154,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 tail_prefetch: None,
                 ..t
             };
-            let with = |o, g, d, q| DecodeTuning {
-                tail_prefetch: Some(TailPrefetch {
-                    o_proj: o,
-                    gate_up: g,
-                    down: d,
-                    qkvg: q,
-                    lm_head: (0, 0),
-                }),
-                ..t
-            };
+            let with = |o, g, d, q| tail_tune(t, [o, g, d, q, (0, 0)]);
             let (z, d10) = ((0, 0), (0, 10));
             let lm = |t: DecodeTuning, lm_head| DecodeTuning {
                 tail_prefetch: t.tail_prefetch.map(|p| TailPrefetch { lm_head, ..p }),
@@ -192,6 +174,49 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                     lm(with(z, z, d10, z), (0, 2)),
                     true,
                 ),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
+        // (round x) Each latency-bound launch's L2 prefetch moved (in part) to the tail of the
+        // matvec launch before it, against the default; and the L2 prefetch re-swept with the
+        // tail prefetch on.
+        Some("tailmove") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let (p, tp) = (
+                t.l2_prefetch.unwrap_or_default(),
+                t.tail_prefetch.unwrap_or_default(),
+            );
+            let l2 = |q, o, g| prefetch_tune(t, (p.blocks, q, o, g));
+            let moved = |q, o, g, tail: [(u8, u8); 3]| {
+                let [to, tg, tq] = tail;
+                tail_tune(l2(q, o, g), [to, tg, tp.down, tq, tp.lm_head])
+            };
+            let z = (0, 0);
+            let (q, o, g) = (p.qkvg, p.o_proj, p.gate_up);
+            let v = [
+                ("default", t, false),
+                (
+                    "qkvg moved to the down's tail",
+                    moved(0, o, g, [z, z, (0, q)]),
+                    true,
+                ),
+                (
+                    "qkvg half moved",
+                    moved(q / 2, o, g, [z, z, (q / 2, q)]),
+                    true,
+                ),
+                (
+                    "gate_up moved to the o_proj's tail",
+                    moved(q, o, 0, [z, (0, g), z]),
+                    true,
+                ),
+                (
+                    "o_proj moved to the qkvg's tail",
+                    moved(q, 0, g, [(0, o), z, z]),
+                    true,
+                ),
+                ("l2 qkvg x 4/3", l2(q * 4 / 3, o, g), false),
+                ("l2 gate_up x 3/2", l2(q, o, g * 3 / 2), false),
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
@@ -421,6 +446,21 @@ fn flag_ab(
 }
 
 /// `t` with the L2 prefetch (extra blocks, Q/K/V/gate %, output projection %, gate/up %).
+/// `t` with the tail prefetch's spans (output projection, gate/up, down, Q/K/V/gate, LM head).
+fn tail_tune(t: DecodeTuning, spans: [(u8, u8); 5]) -> DecodeTuning {
+    let [o_proj, gate_up, down, qkvg, lm_head] = spans;
+    DecodeTuning {
+        tail_prefetch: Some(TailPrefetch {
+            o_proj,
+            gate_up,
+            down,
+            qkvg,
+            lm_head,
+        }),
+        ..t
+    }
+}
+
 fn prefetch_tune(
     t: DecodeTuning,
     (blocks, qkvg, o_proj, gate_up): (u32, u8, u8, u8),
