@@ -31,6 +31,8 @@ const TAIL_ALL: TailPrefetch = TailPrefetch {
     down: (0, 100),
     qkvg: (0, 100),
     lm_head: (0, 100),
+    kv_sliding: (0, 100),
+    kv_full: (0, 100),
 };
 
 #[path = "cuda/attn.rs"]

@@ -155,6 +155,11 @@ pub struct TailPrefetch {
     pub qkvg: (u8, u8),
     /// Of the LM head, by the last layer's down projection.
     pub lm_head: (u8, u8),
+    /// Of the KV cache rows a sliding layer's attention reads (its ring's, up to the step's
+    /// span; K and V each), by the layer's Q/K/V/gate launch.
+    pub kv_sliding: (u8, u8),
+    /// The same for the full-attention layers' planes.
+    pub kv_full: (u8, u8),
 }
 
 impl Default for TailPrefetch {
@@ -175,6 +180,8 @@ impl Default for TailPrefetch {
             down: (0, 10),
             qkvg: (0, 0),
             lm_head: (0, 0),
+            kv_sliding: (0, 0),
+            kv_full: (0, 0),
         }
     }
 }

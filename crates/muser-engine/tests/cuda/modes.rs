@@ -220,6 +220,29 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             ];
             depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
         }),
+        // (round x) The KV rows the attention reads prefetched by the Q/K/V/gate launch's
+        // blocks once done: the sliding rings, the full planes (a part), both.
+        Some("tailkv") => run(&|| {
+            let t = Cuda::new(&opts).unwrap().decode_tuning();
+            let tp = t.tail_prefetch.unwrap_or_default();
+            let with = |kv_sliding, kv_full| DecodeTuning {
+                tail_prefetch: Some(TailPrefetch {
+                    kv_sliding,
+                    kv_full,
+                    ..tp
+                }),
+                ..t
+            };
+            let z = (0, 0);
+            let v = [
+                ("default", t, false),
+                ("sliding rings", with((0, 100), z), true),
+                ("sliding rings, first half", with((0, 50), z), false),
+                ("full planes 0-25", with(z, (0, 25)), false),
+                ("both", with((0, 100), (0, 25)), true),
+            ];
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => run(&|| {
             let t = Cuda::new(&opts).unwrap().decode_tuning();
@@ -446,7 +469,8 @@ fn flag_ab(
 }
 
 /// `t` with the L2 prefetch (extra blocks, Q/K/V/gate %, output projection %, gate/up %).
-/// `t` with the tail prefetch's spans (output projection, gate/up, down, Q/K/V/gate, LM head).
+/// `t` with the tail prefetch's spans (output projection, gate/up, down, Q/K/V/gate, LM head;
+/// no KV rows).
 fn tail_tune(t: DecodeTuning, spans: [(u8, u8); 5]) -> DecodeTuning {
     let [o_proj, gate_up, down, qkvg, lm_head] = spans;
     DecodeTuning {
@@ -456,6 +480,8 @@ fn tail_tune(t: DecodeTuning, spans: [(u8, u8); 5]) -> DecodeTuning {
             down,
             qkvg,
             lm_head,
+            kv_sliding: (0, 0),
+            kv_full: (0, 0),
         }),
         ..t
     }

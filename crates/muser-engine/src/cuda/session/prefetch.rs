@@ -23,7 +23,7 @@ fn prefix(len: usize, percent: u8) -> usize {
 
 /// The byte range `[start, end)` of `len` bytes between `from` and `to` percent (whole lines
 /// from the start of the buffer; empty when `from >= to`).
-fn span(len: usize, (from, to): (u8, u8)) -> (usize, usize) {
+pub(super) fn span(len: usize, (from, to): (u8, u8)) -> (usize, usize) {
     let start = prefix(len, from);
     (start, prefix(len, to).max(start))
 }
@@ -73,9 +73,37 @@ impl CudaSession<'_> {
     }
 }
 
+/// `args` (`prefetch_span`'s, or none) with the non-empty ranges `(address, bytes)` of
+/// `extra` in its unused slots (those past the four dropped); `None` when nothing is left.
+pub(super) fn with_ranges(args: Option<Vec<Arg>>, extra: &[(u64, usize)]) -> Option<Vec<Arg>> {
+    let mut ranges: Vec<(u64, i32)> = match &args {
+        Some(a) => a
+            .chunks(2)
+            .filter_map(|r| match r {
+                [Arg::P(p), Arg::I(n)] if *n > 0 => Some((*p, *n)),
+                _ => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    for &(p, n) in extra.iter().filter(|r| r.1 > 0) {
+        ranges.push((p, n.min(i32::MAX as usize) as i32));
+    }
+    if ranges.is_empty() {
+        return None;
+    }
+    ranges.resize(RANGES.max(ranges.len()), (0, 0));
+    Some(
+        ranges[..RANGES]
+            .iter()
+            .flat_map(|&(p, n)| [Arg::P(p), Arg::I(n)])
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{prefix, span};
+    use super::{prefix, span, with_ranges, Arg};
 
     #[test]
     fn prefetch_prefixes_are_whole_lines_within_the_matrix() {
@@ -92,5 +120,36 @@ mod tests {
         assert_eq!(span(1000, (20, 100)), (256, 1000));
         assert_eq!(span(1000, (50, 20)), (512, 512));
         assert_eq!(span(1000, (0, 0)), (0, 0));
+    }
+
+    fn ranges(args: &[Arg]) -> Vec<(u64, i32)> {
+        args.chunks(2)
+            .map(|r| match r {
+                [Arg::P(p), Arg::I(n)] => (*p, *n),
+                _ => panic!("not a range: {r:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn extra_ranges_fill_the_unused_slots() {
+        assert!(with_ranges(None, &[]).is_none());
+        assert!(with_ranges(None, &[(64, 0)]).is_none());
+        let one = with_ranges(None, &[(4096, 256)]).unwrap();
+        assert_eq!(ranges(&one), [(4096, 256), (0, 0), (0, 0), (0, 0)]);
+        let base = vec![
+            Arg::P(100),
+            Arg::I(128),
+            Arg::P(0),
+            Arg::I(0),
+            Arg::P(0),
+            Arg::I(0),
+            Arg::P(0),
+            Arg::I(0),
+        ];
+        let both = with_ranges(Some(base), &[(200, 512), (300, 0), (400, 640)]).unwrap();
+        assert_eq!(ranges(&both), [(100, 128), (200, 512), (400, 640), (0, 0)]);
+        let many: Vec<(u64, usize)> = (1..=6).map(|i| (i * 1000, 128)).collect();
+        assert_eq!(ranges(&with_ranges(None, &many).unwrap()).len(), 4);
     }
 }

@@ -342,7 +342,21 @@ impl CudaSession<'_> {
             // address of its cache slot (below the capacity), as `project` requires.
             let omit = self.omit;
             let tp_o = match tp {
-                Some(t) => self.prefetch_span(&[&w.attn_output], t.o_proj, q8)?,
+                Some(t) => {
+                    // The cache rows this step's attention reads (`cap` below), K and V.
+                    let rows = lay.place.capacity.min(self.span);
+                    let kv = if c.sliding[l] {
+                        t.kv_sliding
+                    } else {
+                        t.kv_full
+                    };
+                    let bytes = rows * c.n_head_kv * c.head_dim * 2;
+                    let (from, to) = super::prefetch::span(bytes, kv);
+                    let kv =
+                        [(fold.kc, from), (fold.vc, from)].map(|(p, f)| (p + f as u64, to - f));
+                    let o = self.prefetch_span(&[&w.attn_output], t.o_proj, q8)?;
+                    super::prefetch::with_ranges(o, &kv)
+                }
                 None => None,
             };
             let folded = omit.qkvg || {
