@@ -172,7 +172,9 @@ impl Default for TailPrefetch {
     /// beside it (Q/K/V/gate 20-40 % by the down projection 1.5 %, output projection 0-30 %
     /// by the Q/K/V/gate launch 0.9 %, gate/up 6-12 % by the output projection 1.9 %, the LM
     /// head's first 2 % by the last down projection no change): there the latency-bound
-    /// launch's own L2 prefetch already fills the boundary.
+    /// launch's own L2 prefetch already fills the boundary. Moving those prefetches into the
+    /// matvec tails loses 0.5-2.5 % (x4), and so does the attention's KV rows by the Q/K/V/gate
+    /// launch (sliding rings 0.3-0.6 %, x6).
     fn default() -> Self {
         TailPrefetch {
             o_proj: (0, 0),
