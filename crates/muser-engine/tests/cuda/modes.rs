@@ -15,6 +15,13 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             f();
         }
     };
+    // An interleaved A/B of the variants `f` makes from the default tuning, at the depths.
+    let ab = |f: &dyn Fn(DecodeTuning) -> Vec<(&'static str, DecodeTuning, bool)>| {
+        run(&|| {
+            let v = f(Cuda::new(&opts).unwrap().decode_tuning());
+            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+        })
+    };
     match arg {
         // Kernel speeds only (no parity).
         Some("bw") => run(&|| {
@@ -46,8 +53,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         // In-graph cost of each kernel class at the depths.
         Some("omit") => run(&|| depths.iter().for_each(|&d| omit_costs(&opts, &path, d))),
         // The folded split-K merge against the separate one at the depths.
-        Some("fold") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("fold") => ab(&|t| {
             let off = DecodeTuning {
                 fold_merge: None,
                 ..t
@@ -56,16 +62,14 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 fold_merge: Some(1024),
                 ..t
             };
-            let v = [
+            vec![
                 ("merge apart", off, false),
                 ("default", t, true),
                 ("fold all", all, true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // L2 prefetches beside the latency-bound kernels against none, at the depths.
-        Some("prefetch") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("prefetch") => ab(&|t| {
             let with = |b, q, o, g| prefetch_tune(t, (b, q, o, g));
             let none = DecodeTuning {
                 l2_prefetch: None,
@@ -76,24 +80,22 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 attn_l1_prefetch: attn,
                 ..t
             };
-            let v = [
+            vec![
                 ("none", none, false),
                 ("default", t, true),
                 ("attention L1 flipped", l1(!t.attn_l1_prefetch), true),
                 ("16: 60 100 12", with(16, 60, 100, 12), true),
                 ("16: 100 100 25", with(16, 100, 100, 25), true),
                 ("32: 60 100 12", with(32, 60, 100, 12), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The L2 prefetch's amounts around the default (blocks, Q/K/V/gate %, output
         // projection %, gate/up %), one at a time (round w).
-        Some("pfsweep") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("pfsweep") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();
             let with = |b, q, o, g| prefetch_tune(t, (b, q, o, g));
             let (b, q, o, g) = (p.blocks, p.qkvg, p.o_proj, p.gate_up);
-            let v = [
+            vec![
                 ("default", t, false),
                 ("blocks / 2", with(b / 2, q, o, g), false),
                 ("blocks x 1.5", with(b * 3 / 2, q, o, g), false),
@@ -103,30 +105,26 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("o_proj x 4/3", with(b, q, o * 4 / 3, g), false),
                 ("gate_up x 2/3", with(b, q, o, g * 2 / 3), false),
                 ("gate_up x 3/2", with(b, q, o, g * 3 / 2), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The Q/K/V/gate share of the L2 prefetch at 20, 15, 10 and 0 % (w9, when the default
         // was round m's 30 %; 20 % since), and 20 % with the output projection's 80 %.
-        Some("pfqkvg") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("pfqkvg") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();
             let with = |q, o| prefetch_tune(t, (p.blocks, q, o, p.gate_up));
-            let v = [
+            vec![
                 ("default", t, false),
                 ("qkvg 20", with(20, p.o_proj), false),
                 ("qkvg 15", with(15, p.o_proj), false),
                 ("qkvg 10", with(10, p.o_proj), false),
                 ("qkvg 0", with(0, p.o_proj), false),
                 ("qkvg 20, o_proj 80", with(20, 80), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // (round x) The matvec launches' tail prefetch (DecodeTuning::tail_prefetch): each
         // launch's blocks, once done, prefetch a span (from %, to %) of the next matvec; one
         // launch at a time, then all; every variant checked for the default's bits.
-        Some("tailpf") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("tailpf") => ab(&|t| {
             // Without any tail prefetch (the default before round x).
             let off = DecodeTuning {
                 tail_prefetch: None,
@@ -134,7 +132,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             };
             let with = |o, g, d, q| tail_tune(t, [o, g, d, q, (0, 0)]);
             let z = (0, 0);
-            let v = [
+            vec![
                 ("none", off, false),
                 ("down 0-10", with(z, z, (0, 10), z), true),
                 ("down 0-20", with(z, z, (0, 20), z), true),
@@ -142,13 +140,11 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("o_proj 0-30", with((0, 30), z, z, z), true),
                 ("gate_up 6-12", with(z, (6, 12), z, z), true),
                 ("all", with((0, 30), (6, 12), (0, 10), (20, 40)), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // (round x) The gate/up launch's tail prefetch of the down projection around x1's
         // best (0-10 %), and small spans of the other launches beside it.
-        Some("tailsweep") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("tailsweep") => ab(&|t| {
             // Without any tail prefetch (the default before round x).
             let off = DecodeTuning {
                 tail_prefetch: None,
@@ -160,7 +156,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 tail_prefetch: t.tail_prefetch.map(|p| TailPrefetch { lm_head, ..p }),
                 ..t
             };
-            let v = [
+            vec![
                 ("none", off, false),
                 ("down 0-10", with(z, z, d10, z), false),
                 ("down 0-5", with(z, z, (0, 5), z), false),
@@ -174,14 +170,12 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                     lm(with(z, z, d10, z), (0, 2)),
                     true,
                 ),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // (round x) Each latency-bound launch's L2 prefetch moved (in part) to the tail of the
         // matvec launch before it, against the default; and the L2 prefetch re-swept with the
         // tail prefetch on.
-        Some("tailmove") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("tailmove") => ab(&|t| {
             let (p, tp) = (
                 t.l2_prefetch.unwrap_or_default(),
                 t.tail_prefetch.unwrap_or_default(),
@@ -193,7 +187,7 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             };
             let z = (0, 0);
             let (q, o, g) = (p.qkvg, p.o_proj, p.gate_up);
-            let v = [
+            vec![
                 ("default", t, false),
                 (
                     "qkvg moved to the down's tail",
@@ -217,13 +211,11 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ),
                 ("l2 qkvg x 4/3", l2(q * 4 / 3, o, g), false),
                 ("l2 gate_up x 3/2", l2(q, o, g * 3 / 2), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // (round x) The KV rows the attention reads prefetched by the Q/K/V/gate launch's
         // blocks once done: the sliding rings, the full planes (a part), both.
-        Some("tailkv") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("tailkv") => ab(&|t| {
             let tp = t.tail_prefetch.unwrap_or_default();
             let with = |kv_sliding, kv_full| DecodeTuning {
                 tail_prefetch: Some(TailPrefetch {
@@ -234,33 +226,29 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ..t
             };
             let z = (0, 0);
-            let v = [
+            vec![
                 ("default", t, false),
                 ("sliding rings", with((0, 100), z), true),
                 ("sliding rings, first half", with((0, 50), z), false),
                 ("full planes 0-25", with(z, (0, 25)), false),
                 ("both", with((0, 100), (0, 25)), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
-        Some("pffine") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("pffine") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();
             let with = |b, g| prefetch_tune(t, (b, p.qkvg, p.o_proj, g));
-            let v = [
+            vec![
                 ("default", t, false),
                 ("blocks 12", with(12, p.gate_up), false),
                 ("blocks 20", with(20, p.gate_up), false),
                 ("gate_up 5", with(p.blocks, 5), false),
                 ("gate_up 7", with(p.blocks, 7), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The tensor-core attention's shapes (its chunk and ring, the rows per split of long
         // caches, the shortest cache it takes) against the default.
-        Some("mma") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("mma") => ab(&|t| {
             let m = t.attn_mma.unwrap_or_default();
             let with = |chunk, stages, min_capacity, split_rows_long| DecodeTuning {
                 attn_mma: Some(MmaAttn {
@@ -275,42 +263,36 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ..t
             };
             let (c, st, mc, sl) = (m.chunk, m.stages, m.min_capacity, m.split_rows_long);
-            let v = [
+            vec![
                 ("default", t, false),
                 ("long splits 256", with(c, st, mc, 256), false),
                 ("long splits 1024", with(c, st, mc, 1024), false),
                 ("chunk 32 x 2", with(32, st, mc, sl), false),
                 ("chunk 16 x 4", with(c, 4, mc, sl), false),
                 ("from 4096 rows", with(c, st, 4096, sl), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The tensor-core attention's products in f16 only (the default) against hi + lo parts
         // (round r; r3 also ran 256 and 512 rows per split on the sliding rings: slower).
-        Some("f16") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("f16") => ab(&|t| {
             let hi_lo = with_mma(t, |m| MmaAttn { f16: false, ..m });
-            let v = [("hi + lo", hi_lo, false), ("default", t, false)];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            vec![("hi + lo", hi_lo, false), ("default", t, false)]
         }),
         // The tensor-core attention's rows per split on the sliding rings (round r, r8).
-        Some("short") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("short") => ab(&|t| {
             let with = |split_rows_short| {
                 with_mma(t, |m| MmaAttn {
                     split_rows_short,
                     ..m
                 })
             };
-            let v = [("128 rows", with(128), false), ("default", t, false)];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            vec![("128 rows", with(128), false), ("default", t, false)]
         }),
         // The sliding layers' 2,048-row rings through the per-head kernel with the merge
         // folded in (and its output-projection prefetch) instead of the tensor-core kernel
         // and a separate merge (not the same bits: held to the oracle's bar by parity's
         // attention checks).
-        Some("sliding") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("sliding") => ab(&|t| {
             let m = t.attn_mma.unwrap_or_default();
             let per_head = |split_rows, fold| DecodeTuning {
                 attn_mma: Some(MmaAttn {
@@ -321,13 +303,12 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 fold_merge: Some(fold),
                 ..t
             };
-            let v = [
+            vec![
                 ("default", t, false),
                 ("per-head 128-row splits, fold 16", per_head(128, 16), false),
                 ("per-head 256-row splits, fold 8", per_head(256, 8), false),
                 ("per-head 512-row splits, fold 4", per_head(512, 4), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The gate/up launch as one stream of columns per warp against the passes.
         Some("flat") => run(&|| {
@@ -346,19 +327,16 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
             })
         }),
         // The one-matrix launches at 1, 2 and 4 warps per block (the same bits).
-        Some("warps") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("warps") => ab(&|t| {
             let with = |one_warps| DecodeTuning { one_warps, ..t };
-            let v = [
+            vec![
                 ("4 warps per block", with(4), false),
                 ("2 warps per block", with(2), true),
                 ("1 warp per block", with(1), true),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The wide merge at 64, 128 and 512 threads per block against the default's 256.
-        Some("mt") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("mt") => ab(&|t| {
             // (The group layout: the warp-column one has 256 threads whatever `threads` says.)
             let with = |threads| {
                 with_merge(t, |w| WideMerge {
@@ -367,30 +345,26 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                     ..w
                 })
             };
-            let v = [
+            vec![
                 ("default", t, false),
                 ("64 threads", with(64), false),
                 ("128 threads", with(128), false),
                 ("512 threads", with(512), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The wide merge with the splits across each warp's lanes against the group layout
         // (another summation order: parity holds it to the oracle's bar).
-        Some("wv") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("wv") => ab(&|t| {
             let with = |warp_columns| with_merge(t, |w| WideMerge { warp_columns, ..w });
-            let v = [
+            vec![
                 ("group layout", with(false), false),
                 ("warp columns", with(true), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The tensor-core attention's rows per split on the long caches (the full layers at
         // depth) at 256 and 1,024 without a cap, and the default's 512 with and without its
         // cap (doubled past 192 splits, MmaAttn::max_splits_long).
-        Some("long") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
+        Some("long") => ab(&|t| {
             let with = |split_rows_long| {
                 with_mma(t, |m| MmaAttn {
                     split_rows_long,
@@ -398,20 +372,15 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                     ..m
                 })
             };
-            let v = [
+            vec![
                 ("default", t, false),
                 ("256 rows per split", with(256), false),
                 ("1024 rows per split", with(1024), false),
                 ("512, no cap", with(512), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
+            ]
         }),
         // The default's decode rate at the depths (4 rounds; to compare builds in turn).
-        Some("rate") => run(&|| {
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let v = [("default", t, false)];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
-        }),
+        Some("rate") => ab(&|t| vec![("default", t, false)]),
         // The host's share of a step: steps waited for one by one (the bench's loop) against
         // steps queued ahead (with and without the argmax kernel), at the depths.
         Some("gap") => run(&|| {
