@@ -75,8 +75,10 @@ __global__ void __launch_bounds__(1024) norm_in(const float *y, long long *acc, 
 // The fused FFN. n_out (the down projection's rows) a multiple of 8 · 4 · RR is not required:
 // rows past a warp's share repeat its last row's loads and are not added.
 // COL: the down weights column-chunk-major (q4k_colmajor) or in the file's row-major layout.
-template <int RR, int COL = 1>
-__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(128, 5)
+// MINB: blocks per SM (5 as the engine's gate/up launch: 77 clusters of 8 fit at once on the
+// H200, one fewer than the 78 launched; 6: at most 80 registers).
+template <int RR, int COL = 1, int MINB = 5>
+__global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(128, MINB)
     ffn_fused(const u8 *wg, const u8 *wu, int n_ff, const signed char *qa, const float *da,
               const float *sa, int n_in, float *h, signed char *qo, float *dout, float *so,
               const u8 *wd_c, int n_out, unsigned long long *acc) {
@@ -163,6 +165,9 @@ int main() {
         cfg.attrs = &at;
         cfg.numAttrs = 1;
         CK(cudaOccupancyMaxActiveClusters(&ncl, ffn_fused<4>, &cfg));
+        int n6 = 0;
+        CK(cudaOccupancyMaxActiveClusters(&n6, ffn_fused<4, 1, 6>, &cfg));
+        printf("max active clusters at 6 blocks per SM: %d\n", n6);
     }
     printf("fused launch: %d clusters of %d (grid %d blocks); max active clusters %d\n", F / 32 / CL,
            CL, F / 32, ncl);
@@ -174,10 +179,12 @@ int main() {
     mvq_gu_swiglu_flat<<<grid, 128>>>(wg[0], wu[0], F, h, qa, da, sa, E, qo, dout, so);
     mvq_one_q4k_lb5<<<E / 16, 128>>>(wd[0], E, y, qo, dout, so, F);
     CK(cudaMemcpy(ya.data(), y, E * 4, cudaMemcpyDeviceToHost));
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 4; v++) {
         CK(cudaMemset(acc, 0, E * 8));
         if (v == 0)
             ffn_fused<4><<<grid, 128>>>(wg[0], wu[0], F, qa, da, sa, E, h, qo, dout, so, wdc[0], E, acc);
+        else if (v == 3)
+            ffn_fused<4, 1, 6><<<grid, 128>>>(wg[0], wu[0], F, qa, da, sa, E, h, qo, dout, so, wdc[0], E, acc);
         else if (v == 2)
             ffn_fused<4, 0><<<grid, 128>>>(wg[0], wu[0], F, qa, da, sa, E, h, qo, dout, so, wd[0], E, acc);
         else
@@ -194,7 +201,7 @@ int main() {
             mx = std::max(mx, fabs(a - b));
         }
         printf("fused %s vs two launches: NMSE %.3e, max |diff| %.3g, max |y| %.3g, %d NaN\n",
-               v == 0 ? "RR4" : v == 1 ? "RR2" : "RR4 file layout", num / den, mx, fabs(ya[0]), nan);
+               v == 0 ? "RR4" : v == 1 ? "RR2" : v == 2 ? "RR4 file layout" : "lb6 RR4", num / den, mx, fabs(ya[0]), nan);
     }
     CK(cudaMemset(acc, 0, E * 8));
 
@@ -217,6 +224,16 @@ int main() {
                     ffn_fused<4><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wdc[s], E, acc);
                 else
                     ffn_fused<2><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wdc[s], E, acc);
+            } else if (mode >= 6) {
+                norm_in<1><<<1, 1024, 0, st>>>(y, (long long *)acc, x, E, qa, da, sa);
+                if (mode == 6)
+                    ffn_fused<4, 1, 6><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wdc[s], E, acc);
+                else if (mode == 7)
+                    ffn_fused<2, 1, 6><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wdc[s], E, acc);
+                else if (mode == 8)
+                    ffn_fused<4, 0, 6><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wd[s], E, acc);
+                else
+                    ffn_fused<4, 1, 6><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wdc[s], 0, acc);
             } else if (mode == 5) {
                 norm_in<1><<<1, 1024, 0, st>>>(y, (long long *)acc, x, E, qa, da, sa);
                 ffn_fused<4, 0><<<grid, 128, 0, st>>>(wg[s], wu[s], F, qa, da, sa, E, h, qo, dout, so, wd[s], E, acc);
@@ -234,11 +251,14 @@ int main() {
     };
     const char *names[] = {"two launches (engine: flat gate/up, down)", "fused, RR4",
                            "fused, RR2", "gate/up alone", "norm stand-in alone",
-                           "fused, RR4, down in the file layout"};
-    cudaGraphExec_t ge[6];
-    for (int m = 0; m < 6; m++) ge[m] = graph(m);
+                           "fused, RR4, down in the file layout", "fused lb6, RR4",
+                           "fused lb6, RR2", "fused lb6, RR4, file layout",
+                           "fused lb6, no down rows (gate/up + barrier)"};
+    const int NM = 10;
+    cudaGraphExec_t ge[NM];
+    for (int m = 0; m < NM; m++) ge[m] = graph(m);
     for (int round = 0; round < 3; round++)
-        for (int m = 0; m < 6; m++) {
+        for (int m = 0; m < NM; m++) {
             for (int w = 0; w < 3; w++) CK(cudaGraphLaunch(ge[m], st));
             const double ms = median_ms(st, 10, [&](int) { CK(cudaGraphLaunch(ge[m], st)); });
             CK(cudaGetLastError());

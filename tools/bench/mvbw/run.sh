@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the matvec microbenchmarks with the device's nvcc and runs them:
 #   bash tools/bench/mvbw/run.sh OUTDIR [mvbw] [chain] [q6k] [barrier] [splitk] [stage] [tmamv]
-#   [forkffn] [ffnfuse]
+#   [forkffn] [ffnfuse] [normfold]
 #   (default: the first two). Each NAME is NAME.cu here: mvbw (matvec variants, read
 #   ceilings), chain (one token's kernel chain: graph, PDL, persistent), q6k (split-Q6_K work
 #   splits), barrier (one grid-wide barrier, four ways), splitk (the matvecs' K range split
@@ -10,7 +10,8 @@
 #   with its weights staged through shared memory by cp.async.bulk, against the engine's),
 #   forkffn (chain.cu's token with the FFN, and the attention block, in pieces on parallel
 #   graph branches), ffnfuse (the FFN as one launch: clusters of 8, the down projection as
-#   per-cluster partial sums added as fixed point).
+#   per-cluster partial sums added as fixed point), normfold (the norm tails folded into the
+#   next matvec launch as a cluster prologue).
 set -euo pipefail
 OUT=${1:-/tmp/mvbw}
 shift || true
