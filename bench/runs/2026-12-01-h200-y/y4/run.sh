@@ -1,8 +1,8 @@
 #!/bin/bash
-# Round y, y3: the Q4_K rows' high nibbles taken in place (dp4a.u32.s32 on q & 0xF0F0F0F0, the
-# sum shifted back once per row: the same bits) instead of a shift per word. Parity of the new
-# build; logits digests of both builds (.device/y3/base: main before, .device/y3/us: after) at
-# depths 0, 4096, 32768; decode at depths 0 and 32768 with the two builds in turn, twice.
+# Round y, y4: the high nibbles taken in place (y3) in the flat gate/up launch only
+# (q4k_term<true>; the other kernels' PTX unchanged). Parity of the new build; logits digests of
+# both builds (.device/y3/base: main before, .device/y4: after) at depths 0, 4096, 32768;
+# decode at depths 0 and 32768 with the two builds in turn, twice.
 P=.device/y4
 source tools/bench/with_model.sh 300
 for b in y3/base y4; do ( timeout 60 .device/$b/cuda_test digest /tmp/g30.gguf 0 4096 32768 ) > $OUT/digest_${b//\//_}.log 2>&1; done

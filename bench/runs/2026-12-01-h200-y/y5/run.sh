@@ -1,8 +1,8 @@
 #!/bin/bash
-# Round y, y3: the Q4_K rows' high nibbles taken in place (dp4a.u32.s32 on q & 0xF0F0F0F0, the
-# sum shifted back once per row: the same bits) instead of a shift per word. Parity of the new
-# build; logits digests of both builds (.device/y3/base: main before, .device/y3/us: after) at
-# depths 0, 4096, 32768; decode at depths 0 and 32768 with the two builds in turn, twice.
+# Round y, y5: y4, and the flat gate/up loop keeping its column without a division per trip
+# and unpacking the scales without a branch on the lane quarter (the same values). Parity of
+# the new build; logits digests against main before (.device/y3/base) at depths 0, 4096,
+# 32768; decode at depths 0 and 32768 with y4 and y5 in turn, twice.
 P=.device/y5
 source tools/bench/with_model.sh 300
 for b in y3/base y5; do ( timeout 60 .device/$b/cuda_test digest /tmp/g30.gguf 0 4096 32768 ) > $OUT/digest_${b//\//_}.log 2>&1; done
