@@ -89,30 +89,18 @@ __device__ __forceinline__ int dp4a_us(u32 a, int b, int c) {
 // A lane's term of one row: its quarter (k: sh = 16 · (k & 1), upper = k >= 2) of a
 // super-block against the activations, dp4a over the nibbles, the 6-bit scales and mins
 // unpacked branch-free two bytes at a time (get_scale_min_k4 for sub-blocks 2k, 2k + 1).
-// HI: fewer instructions, the same bits: the high nibbles taken in place (dp4a_us on
-// q & 0xF0F0F0F0, 16 × their value; the sum, an integer, shifted back once) and the scales
-// unpacked without a branch on `upper`. Measured on the H200 (bench/runs/2026-12-01-h200-y
-// y3, y4): the nibbles alone made the flat gate/up launch 39.6 → 39.3 µs and the token 0.5 %
-// faster, but the other Q4_K launches slower (down projection 22.3 → 23.3 µs), so only the
-// flat loop takes it.
+// HI: the high nibbles taken in place (dp4a_us on q & 0xF0F0F0F0, 16 × their value; the sum,
+// an integer, shifted back once): the same bits with a shift per word fewer. Measured on the
+// H200 (bench/runs/2026-12-01-h200-y y3): the flat gate/up launch 39.6 → 39.3 µs, but the
+// other Q4_K launches slower (down projection 22.3 → 23.3 µs), so only the flat loop takes it.
 template <bool HI = false>
 __device__ __forceinline__ float q4k_term(const uint4 &hd, const uint4 &q0, const uint4 &q1,
                                           const Q4Act &x, int sh, bool upper) {
     const float d = h2f((u16)(hd.x & 0xFFFF)), dmin = h2f((u16)(hd.x >> 16));
-    u32 scp, mp;
-    if (HI) {
-        // The same values without a branch on `upper`: the low bits from b2 (upper) or b0 /
-        // b1, the high two bits of the upper sub-blocks from b0 / b1.
-        const u32 b0 = hd.y >> sh, b1 = hd.z >> sh;
-        const u32 ma = upper ? 0x0F0Fu : 0x3F3Fu, mb = upper ? 0x3030u : 0u;
-        scp = (((upper ? hd.w : hd.y) >> sh) & ma) | ((b0 >> 2) & mb);
-        mp = (((upper ? hd.w >> 4 : hd.z) >> sh) & ma) | ((b1 >> 2) & mb);
-    } else {
-        const u32 b0 = (hd.y >> sh) & 0xFFFF, b1 = (hd.z >> sh) & 0xFFFF;
-        const u32 b2 = (hd.w >> sh) & 0xFFFF;
-        scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
-        mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
-    }
+    const u32 b0 = (hd.y >> sh) & 0xFFFF, b1 = (hd.z >> sh) & 0xFFFF;
+    const u32 b2 = (hd.w >> sh) & 0xFFFF;
+    const u32 scp = upper ? ((b2 & 0x0F0F) | ((b0 & 0xC0C0) >> 2)) : (b0 & 0x3F3F);
+    const u32 mp = upper ? (((b2 >> 4) & 0x0F0F) | ((b1 & 0xC0C0) >> 2)) : (b1 & 0x3F3F);
     const u32 q[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
     const int a[8] = {(int)x.a0.x, (int)x.a0.y, (int)x.a0.z, (int)x.a0.w,
                       (int)x.a1.x, (int)x.a1.y, (int)x.a1.z, (int)x.a1.w};
@@ -611,23 +599,20 @@ __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n
     const int total = GU_PASSES * nb;
     float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int done = 0;
-    // Column g = g0 + s is super-block gb of unit gi, kept without a division per trip; past
-    // the end a lane reads the last column again (not added).
-    int gi = s / nb, gb = s - gi * nb;
     for (int g0 = 0; g0 < total; g0 += 8) {
-        const bool in = g0 + s < total;
-        const int i = in ? gi : GU_PASSES - 1, b = in ? gb : nb - 1, u = i * 4 + warp;
+        const int g = min(g0 + s, total - 1);
+        const int i = g / nb, b = g - i * nb, u = i * 4 + warp;
         const u8 *w = (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
         uint4 hd[4], q0[4], q1[4];
 #pragma unroll
         for (int r = 0; r < 4; r++) Q4K_LOAD(w + r * row_bytes, k, hd[r], q0[r], q1[r]);
         Q4K_ACT(x, qa, da, sa, b, k);
-        const bool odd = i & 1;
+        const bool valid = g0 + s < total, odd = i & 1;
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const float t = q4k_term<true>(hd[r], q0[r], q1[r], x, sh, upper);
-            if (in && !odd) acc0[r] += t;
-            if (in && odd) acc1[r] += t;
+            if (valid && !odd) acc0[r] += t;
+            if (valid && odd) acc1[r] += t;
         }
         // Units whose last column was in this trip: their rows are complete.
         while (done < GU_PASSES && (done + 1) * nb <= g0 + 8) {
@@ -643,7 +628,6 @@ __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n
             }
             done++;
         }
-        for (gb += 8; gb >= nb; gb -= nb) gi++;
     }
     __syncthreads();
     gu_swiglu_store(gu, warp, r0, h, qo, dout, so);
