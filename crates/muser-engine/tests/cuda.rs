@@ -663,6 +663,12 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             one_warps: if tuned.one_warps == 4 { 1 } else { 4 },
             ..tuned
         };
+        // (round y) The LM head as flat warps (four 4-row units as one stream of columns):
+        // the same bits.
+        let flip_lm_flat = DecodeTuning {
+            lm_flat: !tuned.lm_flat,
+            ..tuned
+        };
         // (round x) The matvec launches' blocks prefetching the next matvec's weights once
         // done: the same bits.
         let flip_tail = DecodeTuning {
@@ -682,6 +688,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_one,
             four_warps,
             flip_tail,
+            flip_lm_flat,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -814,6 +821,26 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if ok_o { "ok" } else { "FAIL" }
             );
             tally(ok_o, &mut pass, &mut fail);
+        }
+        // (round y) The LM head takes the flat kernel wherever it applies (the int8 path, a
+        // Q6_K head, an even number of super-blocks per row, at least 4), nowhere else.
+        {
+            let flat = count(&|l| l.ends_with("(flat)"));
+            let nb = gpu.cfg.n_embd / 256;
+            let want = usize::from(
+                tuned.lm_flat
+                    && int8_path(&gpu.cfg)
+                    && gpu.weights.output.ty == GgmlType::Q6_K
+                    && gpu.cfg.n_embd % 256 == 0
+                    && nb % 2 == 0
+                    && nb >= 4,
+            );
+            let ok_l = flat == want;
+            println!(
+                "model {name:20} LM head flat launches: {flat} (expected {want}) {}",
+                if ok_l { "ok" } else { "FAIL" }
+            );
+            tally(ok_l, &mut pass, &mut fail);
         }
         // (round x) With the tail prefetch on, the profile marks it on every matvec launch whose
         // kernel has a tail-prefetch entry (the folded Q/K/V/gate launch, the one-matrix

@@ -1,9 +1,9 @@
-// lmflat: the LM head (split-layout Q6_K, 202,048 x 6,656) with each warp's four 4-row units
-// taken as one stream of super-block columns, as the flat FFN gate/up launch does for Q4_K: 13
-// full loop trips per warp instead of 4 x 4 whose last has 2 of 8 slots loading. A lane sees
-// the super-blocks of unit i shifted by i · 26 mod 8 slots (a multiple of 8 lanes), which the
-// butterfly warp sum adds in the same pairs, so the same bits as the engine's segment launch
-// (mvq_seg_44_lb4). Against that launch and a plain read of the same bytes.
+// lmflat: the LM head (split-layout Q6_K, 202,048 x 6,656) through the engine's flat kernel
+// (mvq_flat_q6ks_lb4: each warp's four 4-row units as one stream of super-block columns, 13
+// full loop trips per warp instead of 4 x 4 whose last has 2 of 8 slots loading), checked bit
+// for bit against the segment launch (mvq_seg_44_lb4) and timed against it and a plain read of
+// the same bytes. y7's log (bench/runs/2026-12-01-h200-y) came from this file's first version,
+// with the kernel here as a template over units per warp (2, 4) and blocks per SM (3, 4).
 // Built and run on the device: bash tools/bench/mvbw/run.sh OUT lmflat
 #ifndef MVBW_DEVICE_ONLY
 #include <algorithm>
@@ -17,54 +17,6 @@
 #include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
 #include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
 #include "bench.cuh"
-
-// U units of 4 rows per warp, MINB blocks of 4 warps per SM.
-template <int U, int MINB>
-__global__ void __launch_bounds__(128, MINB)
-    lm_flat(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-            const float *sa, int n_in, int post, float scale, float cap) {
-    constexpr int RR = 4;
-    const int rowb = (blockIdx.x * 4 + (threadIdx.x >> 5)) * 4 * U;
-    if (rowb >= n_out) return;
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);
-    const int h = (lane >> 1) & 1, p = lane & 1, s = lane >> 2;
-    float acc0[RR] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[RR] = {0.0f, 0.0f, 0.0f, 0.0f};
-    const int total = U * nb;
-    int done = 0;
-    for (int g0 = 0; g0 < total; g0 += 8) {
-        const int g = min(g0 + s, total - 1);
-        const int i = g / nb, b = g - i * nb;
-        const int row0 = rowb + 4 * i;
-        uint4 lo[RR], hi[RR], qh[RR];
-        uint2 sc[RR];
-        float d[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b);
-        Q6KS_ACT(b)
-        const bool valid = g0 + s < total, odd = i & 1;
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const float t = q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);
-            if (valid && !odd) acc0[r] += t;
-            if (valid && odd) acc1[r] += t;
-        }
-        while (done < U && (done + 1) * nb <= g0 + 8) {
-#pragma unroll
-            for (int r = 0; r < RR; r++) {
-                const float v = warp_sum(done & 1 ? acc1[r] : acc0[r]);
-                const int row = rowb + 4 * done + r;
-                if (lane == 0 && row < n_out) y[row] = post_op(v, post, scale, cap);
-                if (done & 1)
-                    acc1[r] = 0.0f;
-                else
-                    acc0[r] = 0.0f;
-            }
-            done++;
-        }
-    }
-}
 
 #ifndef MVBW_DEVICE_ONLY
 __global__ void rd_stream8(const uint4 *p, size_t n16, u32 *sink) {
@@ -114,9 +66,7 @@ int main() {
         void (*k)(const u8 *, int, float *, const signed char *, const float *, const float *, int,
                   int, float, float);
         int rows_per_block;
-    } vs[] = {{"flat, 4 units, 4 blocks/SM", lm_flat<4, 4>, 64},
-              {"flat, 4 units, 3 blocks/SM", lm_flat<4, 3>, 64},
-              {"flat, 2 units, 4 blocks/SM", lm_flat<2, 4>, 32}};
+    } vs[] = {{"mvq_flat_q6ks_lb4 (engine, flat)", mvq_flat_q6ks_lb4, 16 * FLAT_UNITS}};
     for (auto &v : vs) {
         CK(cudaMemset(y2, 0, (size_t)n_v * 4));
         v.k<<<n_v / v.rows_per_block, 128>>>(w[0], n_v, y2, qa, da, sa, n_in, 1, scale, cap);

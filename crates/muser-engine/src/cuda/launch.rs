@@ -137,6 +137,11 @@ pub struct DecodeTuning {
     /// Part of the next matvec's weights prefetched into L2 by the blocks of each matvec
     /// launch once their own rows are written (`None`: off). No value changes.
     pub tail_prefetch: Option<TailPrefetch>,
+    /// The LM head (split Q6_K with an even number of super-blocks per row, at least 4)
+    /// through `mvq_flat_q6ks_lb4`: each warp's four 4-row units as one stream of
+    /// super-block columns, with the logit scale and softcap. Same bits. Measured on the H200
+    /// (bench/runs/2026-12-01-h200-y y7, the launch alone): 281-288 → 260-261 µs.
+    pub lm_flat: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -346,6 +351,7 @@ impl Default for DecodeTuning {
             one_matrix: true,
             one_warps: 1,
             tail_prefetch: Some(TailPrefetch::default()),
+            lm_flat: true,
         }
     }
 }
@@ -371,6 +377,7 @@ impl DecodeTuning {
         one_matrix: false,
         one_warps: 4,
         tail_prefetch: None,
+        lm_flat: false,
     };
 }
 

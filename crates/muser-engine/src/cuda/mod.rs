@@ -65,7 +65,7 @@ pub use launch::{
 };
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
-use seg::{ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL, TP_KERNELS};
+use seg::{LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL, TP_KERNELS};
 pub use session::{
     AttnChoice, AttnKernel, AttnShape, CudaSession, Omit, PREFILL_CHUNK, PREFILL_MIN_BATCH,
     TAIL_PREFETCH_LABEL,
@@ -236,7 +236,13 @@ impl Cuda {
         for name in SEG_KERNELS
             .iter()
             .map(|k| k.name)
-            .chain(["q6k_split", QKV_KERNEL, SWIGLU_KERNEL, SWIGLU_FLAT_KERNEL])
+            .chain([
+                "q6k_split",
+                QKV_KERNEL,
+                SWIGLU_KERNEL,
+                SWIGLU_FLAT_KERNEL,
+                LM_FLAT_KERNEL,
+            ])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
             .chain(TP_KERNELS.iter().map(|k| k.1))
         {

@@ -72,7 +72,13 @@ fn with_tail_prefetch<'a>(name: &'a str, pf: Option<&'a [KArg]>) -> (&'a str, &'
     }
 }
 
-/// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits for rows of `n_in` values (a
+/// Split-Q6_K rows with each warp's four 4-row units as one stream of super-block columns
+/// (`DecodeTuning::lm_flat`: the LM head); the same bits as the segment kernels where
+/// `flat_applies`.
+pub(crate) const LM_FLAT_KERNEL: &str = "mvq_flat_q6ks_lb4";
+
+/// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits (and `LM_FLAT_KERNEL` the
+/// segment kernels') for rows of `n_in` values (a
 /// multiple of 256): an even number of super-blocks (a unit's columns then sit on lanes
 /// shifted by a multiple of 8, which the butterfly sum adds in the same pairs) and at least 4
 /// (a loop trip of 8 columns then touches at most two units, one per accumulator set, and a
@@ -277,6 +283,54 @@ impl Cuda {
         // SAFETY: the weights hold n_out rows of n_in elements (Q4_K, or Q6_K in the split
         // layout), the output n_out values and the activations n_in (checked above); each warp
         // reads and writes its own 4 rows; a `_tp` kernel only prefetches `pf`'s ranges.
+        unsafe { launch_ex(st, f, cfg, &args, 1)? };
+        Ok(Some(()))
+    }
+
+    /// One split-Q6_K matrix through `LM_FLAT_KERNEL`, its outputs through the logit scale
+    /// and softcap when `post`; `None` (nothing launched) where that kernel does not apply
+    /// (another type, or rows whose super-blocks `flat_applies` rejects).
+    pub(crate) fn matvec1_flat_q6ks(
+        &self,
+        seg: &mut Seg<'_>,
+        act: &Q8Act,
+        n_in: usize,
+        post: Option<(f32, f32)>,
+    ) -> Result<Option<()>> {
+        if seg.ty != GgmlType::Q6_K || !seg.split || n_in % 256 != 0 || !flat_applies(n_in) {
+            return Ok(None);
+        }
+        if act.len() < n_in {
+            return Err(Error::Cuda(format!(
+                "flat Q6_K matvec: n_in {n_in} beyond the activations' {}",
+                act.len()
+            )));
+        }
+        check_seg(seg, n_in, "flat Q6_K matvec")?;
+        let st = &self.stream;
+        let (w, _) = seg.w.device_ptr(st);
+        let (y, _) = seg.y.device_ptr_mut(st);
+        let (scale, cap) = post.unwrap_or((1.0, 0.0));
+        let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
+        args.extend(act_args(act, n_in, st));
+        args.extend([
+            KArg::I(i32::from(post.is_some())),
+            KArg::F(scale),
+            KArg::F(cap),
+        ]);
+        // Four warps of 16 rows (FLAT_UNITS units of 4) per block.
+        let cfg = LaunchConfig {
+            grid_dim: (seg.n_out.div_ceil(64) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self
+            .seg
+            .get(LM_FLAT_KERNEL)
+            .ok_or_else(|| Error::Cuda(format!("kernel {LM_FLAT_KERNEL} not loaded")))?;
+        // SAFETY: the weights hold n_out rows of n_in elements (Q6_K in the split layout), the
+        // output n_out values and the activations n_in (checked above); each warp reads and
+        // writes its own 16 rows (clamped to n_out).
         unsafe { launch_ex(st, f, cfg, &args, 1)? };
         Ok(Some(()))
     }

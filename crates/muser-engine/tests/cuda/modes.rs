@@ -234,6 +234,20 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("both", with((0, 100), (0, 25)), true),
             ]
         }),
+        // (round y) The LM head as flat warps against the segment launch (the same bits).
+        Some("lmflat") => ab(&|t| {
+            vec![
+                ("default", t, false),
+                (
+                    "LM head flat flipped",
+                    DecodeTuning {
+                        lm_flat: !t.lm_flat,
+                        ..t
+                    },
+                    true,
+                ),
+            ]
+        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();

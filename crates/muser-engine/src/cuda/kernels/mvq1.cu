@@ -358,6 +358,59 @@ __device__ __forceinline__ float q6ks_term(const uint4 &lo, const uint4 &hi, con
 ROWS_FNS(q6ks_rows, Q6KS_ROWS_BODY)
 
 // Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
+// Split-Q6_K rows with each warp's FLAT_UNITS units of 4 rows as one stream of super-block
+// columns (the LM head, `DecodeTuning::lm_flat`), as the flat gate/up launch does for Q4_K:
+// at 26 super-blocks a row, 13 full loop trips per warp instead of 4 × 4 whose last has 2 of 8
+// slots loading. Unit i's super-blocks sit on lanes shifted by i · nb mod 8 slots, a multiple
+// of 8 lanes for even nb, which the butterfly warp sum adds in the same pairs; with nb >= 4 a
+// trip touches at most two units (one accumulator set each): the same bits as q6ks_rows.
+// Measured on the H200 (tools/bench/mvbw/lmflat.cu, bench/runs/2026-12-01-h200-y y7): the LM
+// head 202,048 x 6,656 281-288 → 260-261 µs (a plain read of its bytes: 246).
+#define FLAT_UNITS 4
+extern "C" __global__ void __launch_bounds__(128, 4)
+    mvq_flat_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
+                      const float *sa, int n_in, int post, float scale, float cap) {
+    constexpr int RR = 4;
+    const int rowb = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * RR * FLAT_UNITS;
+    if (rowb >= n_out) return;
+    Q6KS_LANE(RR);
+    const int s = lane >> 2;
+    float acc1[RR] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const int total = FLAT_UNITS * nb;
+    int done = 0;
+    for (int g0 = 0; g0 < total; g0 += 8) {
+        const int g = min(g0 + s, total - 1);
+        const int i = g / nb, b = g - i * nb;
+        const int row0 = rowb + RR * i;
+        uint4 lo[RR], hi[RR], qh[RR];
+        uint2 sc[RR];
+        float d[RR];
+        _Pragma("unroll") for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b);
+        Q6KS_ACT(b)
+        const bool valid = g0 + s < total, odd = i & 1;
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const float t = q6ks_term(lo[r], hi[r], qh[r], sc[r], d[r], a, dx, a32, p);
+            if (valid && !odd) acc[r] += t;
+            if (valid && odd) acc1[r] += t;
+        }
+        // Units whose last column was in this trip: their rows are complete.
+        while (done < FLAT_UNITS && (done + 1) * nb <= g0 + 8) {
+#pragma unroll
+            for (int r = 0; r < RR; r++) {
+                const float v = warp_sum(done & 1 ? acc1[r] : acc[r]);
+                const int row = rowb + RR * done + r;
+                if (lane == 0 && row < n_out) y[row] = post_op(v, post, scale, cap);
+                if (done & 1)
+                    acc1[r] = 0.0f;
+                else
+                    acc[r] = 0.0f;
+            }
+            done++;
+        }
+    }
+}
+
 extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
     for (unsigned long long b = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
          b < n_blocks; b += (unsigned long long)gridDim.x * blockDim.x) {

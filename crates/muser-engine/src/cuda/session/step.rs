@@ -112,15 +112,24 @@ fn project(
             Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f, pf)? }.is_some(),
             None => false,
         };
+        // The LM head as flat warps (DecodeTuning::lm_flat), where it applies.
+        let flat = !folded
+            && post.is_some()
+            && cuda.decode_tuning().lm_flat
+            && segs.len() == 1
+            && cuda
+                .matvec1_flat_q6ks(&mut segs[0], act, n_in, post)?
+                .is_some();
         // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
         let one = !folded
+            && !flat
             && post.is_none()
             && cuda.decode_tuning().one_matrix
             && segs.len() == 1
             && cuda
                 .matvec1_one(kern, &mut segs[0], act, n_in, pf)?
                 .is_some();
-        if !folded && !one {
+        if !folded && !one && !flat {
             cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
         }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
@@ -132,7 +141,8 @@ fn project(
                 ""
             };
             let one = if one { " (one)" } else { "" };
-            format!("mv {}{fold}{one}{tp}", label.join(" + "))
+            let flat = if flat { " (flat)" } else { "" };
+            format!("mv {}{fold}{one}{flat}{tp}", label.join(" + "))
         })?;
         return Ok(folded);
     }
