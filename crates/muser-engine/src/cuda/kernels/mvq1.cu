@@ -17,6 +17,8 @@
 // Launches whose matrices are all Q6_K (the FFN down projection of the "more bits" layers,
 // the LM head) take mvq_seg_44_lb4: 4 rows per warp, 416 blocks for 6,656 rows, where 2 rows
 // made 832 blocks, 1.3 waves (6656x19968 split: 38.3 → 31.9 µs, bench/runs/2026-11-30-h200-e).
+// The LM head itself takes mvq_flat_q6ks_lb4 (below) where it applies: the same rows as flat
+// warps, the same bits.
 // The Q/K/V/gate launch can carry QK-norm, RoPE and the KV store as a cluster epilogue
 // (mvq_seg_42_lb5_qkv, at the end): 15.7 → 16.1 µs per launch, one 5.6 µs kernel per layer
 // fewer, 174.6 → 178.2 tok/s (bench/runs/2026-11-30-h200-f). The FFN gate/up launch can
