@@ -65,7 +65,51 @@ __global__ void fill_d16(u16 *d, unsigned long long n) {
         d[i] = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
 }
 
+// The sum of v over a block of up to 1,024 threads (every thread gets it).
+__device__ float block_sum1024(float v) {
+    __shared__ float s[32];
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = warp_sum(s[threadIdx.x & 31]);
+    __syncthreads();
+    return v;
+}
+
 #ifndef MVBW_DEVICE_ONLY
+// A launch configuration in thread-block clusters of `cl` blocks.
+struct ClusterCfg {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at;
+    ClusterCfg(int grid, int block, int cl, cudaStream_t st = 0) {
+        cfg.gridDim = dim3(grid);
+        cfg.blockDim = dim3(block);
+        cfg.stream = st;
+        at.id = cudaLaunchAttributeClusterDimension;
+        at.val.clusterDim.x = cl;
+        at.val.clusterDim.y = 1;
+        at.val.clusterDim.z = 1;
+        cfg.attrs = &at;
+        cfg.numAttrs = 1;
+    }
+};
+
+// `kern` launched on `st` in clusters of `cl` blocks.
+template <typename K, typename... A>
+static void launch_cl(cudaStream_t st, K kern, int grid, int block, int cl, A... args) {
+    ClusterCfg c(grid, block, cl, st);
+    CK(cudaLaunchKernelEx(&c.cfg, kern, args...));
+}
+
+// How many clusters of `cl` blocks of `kern` the device runs at once.
+template <typename K>
+static int max_clusters(K kern, int grid, int block, int cl) {
+    ClusterCfg c(grid, block, cl);
+    int n = 0;
+    CK(cudaOccupancyMaxActiveClusters(&n, kern, &c.cfg));
+    return n;
+}
+
 // An int8 activation row of n values with its scales, allocated and filled (fill_i8, seed 5).
 static void act_i8(signed char **qa, float **da, float **sa, int n) {
     CK(cudaMalloc(qa, n));

@@ -152,19 +152,10 @@ __global__ void __launch_bounds__(128, 5)
     TL_END(ki);
 }
 
-// The sum over the block of 1,024 threads, in every thread. (Until round u every warp but the
-// first summed zeros here, so the stand-ins scaled 31 of 32 warps' values by ~1,000: the
-// graph variants agreed with each other bit for bit, not with the intended arithmetic; the
-// timings are unaffected, the work being the same.)
-__device__ float block_sum1024(float v) {
-    __shared__ float s[32];
-    v = warp_sum(v);
-    if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
-    __syncthreads();
-    v = warp_sum(s[threadIdx.x & 31]);
-    __syncthreads();
-    return v;
-}
+// (block_sum1024 is bench.cuh's. Until round u every warp but the first summed zeros in it, so
+// the stand-ins scaled 31 of 32 warps' values by ~1,000: the graph variants agreed with each
+// other bit for bit, not with the intended arithmetic; the timings are unaffected, the work
+// being the same.)
 
 // Latency-bound stand-ins (one block of 1,024 threads). lat_norm: x = x / 2 + tanh(y / 1000), then RMS-norm and
 // int8-quantize x into (qa, da, sa) (the norm tail); lat_quant: int8-quantize y (the attention

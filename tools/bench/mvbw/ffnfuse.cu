@@ -39,16 +39,6 @@ __global__ void q4k_colmajor(const u8 *src, u8 *dst, int n_out, int nb) {
     }
 }
 
-__device__ float bsum1024(float v) {
-    __shared__ float s[32];
-    v = warp_sum(v);
-    if ((threadIdx.x & 31) == 0) s[threadIdx.x >> 5] = v;
-    __syncthreads();
-    v = warp_sum(s[threadIdx.x & 31]);
-    __syncthreads();
-    return v;
-}
-
 // Norm stand-ins (one block of 1,024): x = 0.5 x + tanh(y / 1000), RMS-normed into int8 rows.
 // MODE 0 reads y as f32; MODE 1 as the fused launch's fixed-point accumulator, zeroing it.
 template <int MODE>
@@ -67,7 +57,7 @@ __global__ void __launch_bounds__(1024) norm_in(const float *y, long long *acc, 
         x[i] = v;
         ss += v * v;
     }
-    const float sc = rsqrtf(bsum1024(ss) / n + 1e-6f);
+    const float sc = rsqrtf(block_sum1024(ss) / n + 1e-6f);
     for (int b = threadIdx.x >> 5; b < n / 32; b += 32)
         quant_block32(x[b * 32 + (threadIdx.x & 31)] * sc, b, qa, da, sa);
 }
@@ -152,23 +142,9 @@ int main() {
     fill_i8<<<64, 256>>>(qa, da, sa, E, 5);
     CK(cudaDeviceSynchronize());
 
-    int ncl = 0;
-    {
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(F / 32);
-        cfg.blockDim = dim3(128);
-        cudaLaunchAttribute at;
-        at.id = cudaLaunchAttributeClusterDimension;
-        at.val.clusterDim.x = CL;
-        at.val.clusterDim.y = 1;
-        at.val.clusterDim.z = 1;
-        cfg.attrs = &at;
-        cfg.numAttrs = 1;
-        CK(cudaOccupancyMaxActiveClusters(&ncl, ffn_fused<4>, &cfg));
-        int n6 = 0;
-        CK(cudaOccupancyMaxActiveClusters(&n6, ffn_fused<4, 1, 6>, &cfg));
-        printf("max active clusters at 6 blocks per SM: %d\n", n6);
-    }
+    const int ncl = max_clusters(ffn_fused<4>, F / 32, 128, CL);
+    printf("max active clusters at 6 blocks per SM: %d\n",
+           max_clusters(ffn_fused<4, 1, 6>, F / 32, 128, CL));
     printf("fused launch: %d clusters of %d (grid %d blocks); max active clusters %d\n", F / 32 / CL,
            CL, F / 32, ncl);
 

@@ -61,41 +61,6 @@ __device__ __forceinline__ uint4 dsmem_u4(const void *p, u32 rank) {
     return v;
 }
 
-// cluster_sum4 over a cluster of NC blocks.
-template <int NC>
-__device__ __forceinline__ float4 csum4(float4 v, float4 *sh4, float4 *slot) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
-        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
-        v.z += __shfl_xor_sync(0xffffffffu, v.z, o);
-        v.w += __shfl_xor_sync(0xffffffffu, v.w, o);
-    }
-    if ((threadIdx.x & 31) == 0) sh4[threadIdx.x >> 5] = v;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float4 b = sh4[0];
-        for (int w = 1; w < (int)(blockDim.x >> 5); w++) {
-            b.x += sh4[w].x;
-            b.y += sh4[w].y;
-            b.z += sh4[w].z;
-            b.w += sh4[w].w;
-        }
-        *slot = b;
-    }
-    cluster_sync_all();
-    float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (u32 r = 0; r < NC; r++) {
-        const float4 b = dsmem_ld4(slot, r);
-        t.x += b.x;
-        t.y += b.y;
-        t.z += b.z;
-        t.w += b.w;
-    }
-    return t;
-}
-
 // The row in shared memory (int8 values and their block scales d, d·Σq).
 struct __align__(16) Row {
     signed char q[6656];
@@ -138,7 +103,7 @@ __device__ __forceinline__ void norm_pro(const float *x, const float *o, const f
             p.w = __fmaf_rn(op, op, p.w);
         }
     }
-    const float4 t = csum4<NC>(p, sh4, &slot4);
+    const float4 t = cluster_sum4<NC>(p, sh4, &slot4);
     const float scale = rsqrtf(t.x / n + eps_post);
     const float v = t.y + scale * (2.0f * t.z + scale * t.w);
     const float scale2 = rsqrtf((v < 0.0f ? 0.0f : v) / n + eps);
@@ -157,30 +122,7 @@ __device__ __forceinline__ void norm_pro(const float *x, const float *o, const f
             *(float4 *)(x_out + i0) = make_float4(xv[m][0], xv[m][1], xv[m][2], xv[m][3]);
             *(float4 *)(x_out + i0 + 4) = make_float4(xv[m][4], xv[m][5], xv[m][6], xv[m][7]);
         }
-        float amax = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; k++) amax = fmaxf(amax, fabsf(hv[k]));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-        const float d = amax / 127.0f;
-        const float id = d > 0.0f ? 1.0f / d : 0.0f;
-        u32 packed[2] = {0u, 0u};
-        float qs = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const int q = __float2int_rn(hv[k] * id);
-            qs += (float)q;
-            packed[k / 4] |= ((u32)(q & 0xFF)) << (8 * (k % 4));
-        }
-        qs += __shfl_xor_sync(0xffffffffu, qs, 1);
-        qs += __shfl_xor_sync(0xffffffffu, qs, 2);
-        if (on) {
-            *(uint2 *)(row.q + i0) = make_uint2(packed[0], packed[1]);
-            if ((threadIdx.x & 3) == 0) {
-                row.d[i0 >> 5] = d;
-                row.s[i0 >> 5] = d * qs;
-            }
-        }
+        store_q8(hv, row.q, row.d, row.s, i0, on);
     }
     cluster_sync_all();
     for (int i = threadIdx.x; i < n / 16; i += blockDim.x) {
@@ -236,39 +178,6 @@ __global__ void __launch_bounds__(128, 5)
 }
 
 #ifndef MVBW_DEVICE_ONLY
-template <typename K, typename... A>
-static void launch_cl(cudaStream_t st, K kern, int grid, int block, int cl, A... args) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
-    cfg.stream = st;
-    cudaLaunchAttribute at;
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = cl;
-    at.val.clusterDim.y = 1;
-    at.val.clusterDim.z = 1;
-    cfg.attrs = &at;
-    cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, kern, args...));
-}
-
-template <typename K>
-static int max_clusters(K kern, int grid, int block, int cl) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
-    cudaLaunchAttribute at;
-    at.id = cudaLaunchAttributeClusterDimension;
-    at.val.clusterDim.x = cl;
-    at.val.clusterDim.y = 1;
-    at.val.clusterDim.z = 1;
-    cfg.attrs = &at;
-    cfg.numAttrs = 1;
-    int n = 0;
-    CK(cudaOccupancyMaxActiveClusters(&n, kern, &cfg));
-    return n;
-}
-
 __global__ void fill_f32(float *p, int n, u32 seed, float lo, float span) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         p[i] = lo + span * (float)(hash32(i, seed) & 0xFFFF) / 65536.0f;
@@ -330,10 +239,11 @@ int main() {
                       (const u8 *)nullptr, 0, (const u8 *)nullptr, 0, (const u8 *)nullptr, 0);
             mvq_one_q4k_lb5<<<qgrid, 128, 0, st>>>(wq[s], Q, yq, qa, dq, sq, E);
         } else {
-            const float *xi = x[0];
-            if (mode == 1) launch_cl(st, mv_pro<8, 0>, qgrid, 128, 8, (const u8 *)wq[s], Q, yq, xi, (const float *)yd, (const float *)wp, (const float *)wn, x[1], E);
-            if (mode == 2 || mode == 4) launch_cl(st, mv_pro<8, 1>, qgrid, 128, 8, (const u8 *)wq[s], Q, yq, xi, (const float *)yd, (const float *)wp, (const float *)wn, x[1], E);
-            if (mode == 3) launch_cl(st, mv_pro<8, 2>, qgrid, 128, 8, (const u8 *)wq[s], Q, yq, xi, (const float *)yd, (const float *)wp, (const float *)wn, x[1], E);
+            typedef void (*MvPro)(const u8 *, int, float *, const float *, const float *,
+                                  const float *, const float *, float *, int);
+            const MvPro k = mode == 1 ? mv_pro<8, 0> : mode == 3 ? mv_pro<8, 2> : mv_pro<8, 1>;
+            launch_cl(st, k, qgrid, 128, 8, (const u8 *)wq[s], Q, yq, (const float *)x[0],
+                      (const float *)yd, (const float *)wp, (const float *)wn, x[1], E);
         }
         // The second norm reads the first E values of yq as its o.
         const int xb = (mode == 0 || mode == 5) ? 0 : 1;
@@ -344,10 +254,13 @@ int main() {
                       (const u8 *)wu[s], mode == 5 ? 0 : pfg, (const u8 *)nullptr, 0, (const u8 *)nullptr, 0);
             mvq_gu_swiglu_flat<<<ggrid, 128, 0, st>>>(wg[s], wu[s], F, h, qa, dq, sq, E, qo, dout, so);
         } else {
-            const int pre = mode == 1 ? 0 : mode == 2 ? 1 : 2;
-            if (pre == 0) launch_cl(st, gu_pro<4, 0>, ggrid, 128, 4, (const u8 *)wg[s], (const u8 *)wu[s], F, h, (const float *)x[1], (const float *)yq, (const float *)wp, (const float *)wn, x[0], E, qo, dout, so);
-            if (pre == 1) launch_cl(st, gu_pro<4, 1>, ggrid, 128, 4, (const u8 *)wg[s], (const u8 *)wu[s], F, h, (const float *)x[1], (const float *)yq, (const float *)wp, (const float *)wn, x[0], E, qo, dout, so);
-            if (pre == 2) launch_cl(st, gu_pro<4, 2>, ggrid, 128, 4, (const u8 *)wg[s], (const u8 *)wu[s], F, h, (const float *)x[1], (const float *)yq, (const float *)wp, (const float *)wn, x[0], E, qo, dout, so);
+            typedef void (*GuPro)(const u8 *, const u8 *, int, float *, const float *,
+                                  const float *, const float *, const float *, float *, int,
+                                  signed char *, float *, float *);
+            const GuPro k = mode == 1 ? gu_pro<4, 0> : mode == 2 ? gu_pro<4, 1> : gu_pro<4, 2>;
+            launch_cl(st, k, ggrid, 128, 4, (const u8 *)wg[s], (const u8 *)wu[s], F, h,
+                      (const float *)x[1], (const float *)yq, (const float *)wp,
+                      (const float *)wn, x[0], E, qo, dout, so);
         }
         mvq_one_q4k_lb5<<<dgrid, 128, 0, st>>>(wd[s], E, yd, qo, dout, so, F);
     };

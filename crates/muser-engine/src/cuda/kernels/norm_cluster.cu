@@ -39,8 +39,9 @@ __device__ __forceinline__ float4 dsmem_ld4(const float4 *p, u32 rank) {
     return v;
 }
 
-// Four cluster-wide sums at once (every thread of every block gets them, the same bits in
-// every block: each block's sums in its slot, read in rank order).
+// Four cluster-wide sums at once over a cluster of NC blocks (every thread of every block gets
+// them, the same bits in every block: each block's sums in its slot, read in rank order).
+template <int NC = NC_BLOCKS>
 __device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *slot) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -64,7 +65,7 @@ __device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *sl
     cluster_sync_all();
     float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-    for (u32 r = 0; r < NC_BLOCKS; r++) {
+    for (u32 r = 0; r < NC; r++) {
         const float4 b = dsmem_ld4(slot, r);
         t.x += b.x;
         t.y += b.y;
