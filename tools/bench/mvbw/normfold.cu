@@ -48,19 +48,6 @@ __device__ __forceinline__ u32 cl_id() {
     asm("mov.u32 %0, %%clusterid.x;" : "=r"(r));
     return r;
 }
-__device__ __forceinline__ uint4 dsmem_u4(const void *p, u32 rank) {
-    uint4 v = make_uint4(0, 0, 0, 0);
-    unsigned long long s;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
-    u32 r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
-    asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(r)
-                 : "memory");
-    return v;
-}
-
 // The row in shared memory (int8 values and their block scales d, d·Σq).
 struct __align__(16) Row {
     signed char q[6656];
@@ -127,7 +114,7 @@ __device__ __forceinline__ void norm_pro(const float *x, const float *o, const f
     cluster_sync_all();
     for (int i = threadIdx.x; i < n / 16; i += blockDim.x) {
         const u32 owner = (u32)(i * 16 / per);
-        if (owner != rank) ((uint4 *)row.q)[i] = dsmem_u4(row.q + i * 16, owner);
+        if (owner != rank) ((float4 *)row.q)[i] = dsmem_ld4((const float4 *)(row.q + i * 16), owner);
     }
     for (int i = threadIdx.x; i < n / 32; i += blockDim.x) {
         const u32 owner = (u32)(i * 32 / per);
