@@ -78,9 +78,9 @@ fn with_tail_prefetch<'a>(name: &'a str, pf: Option<&'a [KArg]>) -> (&'a str, &'
 pub(crate) const LM_FLAT_KERNEL: &str = "mvq_flat_q6ks_lb4";
 
 /// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits (and `LM_FLAT_KERNEL` the
-/// segment kernels') for rows of `n_in` values (a
-/// multiple of 256): an even number of super-blocks (a unit's columns then sit on lanes
-/// shifted by a multiple of 8, which the butterfly sum adds in the same pairs) and at least 4
+/// segment kernels') for rows of `n_in` values (a multiple of 256): an even number of
+/// super-blocks (a unit's columns then sit on lanes shifted by a multiple of 8, which the
+/// butterfly sum adds in the same pairs) and at least 4
 /// (a loop trip of 8 columns then touches at most two units, one per accumulator set, and a
 /// set is summed before the unit after next starts).
 pub(crate) fn flat_applies(n_in: usize) -> bool {
