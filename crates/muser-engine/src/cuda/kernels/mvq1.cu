@@ -359,7 +359,27 @@ __device__ __forceinline__ float q6ks_term(const uint4 &lo, const uint4 &hi, con
 // Split-layout Q6_K rows.
 ROWS_FNS(q6ks_rows, Q6KS_ROWS_BODY)
 
-// Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
+// The flat loops' unit completion (mvq_flat_q6ks_lb4, gu_swiglu_flat): every unit whose last
+// column was in the trip starting at column g0 has its RR rows summed over the warp from
+// accumulator set done & 1, handed to store(done, r, sum), and that set cleared; returns the
+// units done.
+template <int RR, int UNITS, typename F>
+__device__ __forceinline__ int flat_units_done(int done, int nb, int g0, float *acc0,
+                                               float *acc1, F store) {
+    while (done < UNITS && (done + 1) * nb <= g0 + 8) {
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            store(done, r, warp_sum(done & 1 ? acc1[r] : acc0[r]));
+            if (done & 1)
+                acc1[r] = 0.0f;
+            else
+                acc0[r] = 0.0f;
+        }
+        done++;
+    }
+    return done;
+}
+
 // Split-Q6_K rows with each warp's FLAT_UNITS units of 4 rows as one stream of super-block
 // columns (the LM head, `DecodeTuning::lm_flat`), as the flat gate/up launch does for Q4_K:
 // at 26 super-blocks a row, 13 full loop trips per warp instead of 4 × 4 whose last has 2 of 8
@@ -396,23 +416,14 @@ extern "C" __global__ void __launch_bounds__(128, 4)
             if (valid && !odd) acc[r] += t;
             if (valid && odd) acc1[r] += t;
         }
-        // Units whose last column was in this trip: their rows are complete.
-        while (done < FLAT_UNITS && (done + 1) * nb <= g0 + 8) {
-#pragma unroll
-            for (int r = 0; r < RR; r++) {
-                const float v = warp_sum(done & 1 ? acc1[r] : acc[r]);
-                const int row = rowb + RR * done + r;
-                if (lane == 0 && row < n_out) y[row] = post_op(v, post, scale, cap);
-                if (done & 1)
-                    acc1[r] = 0.0f;
-                else
-                    acc[r] = 0.0f;
-            }
-            done++;
-        }
+        done = flat_units_done<RR, FLAT_UNITS>(done, nb, g0, acc, acc1, [&](int u, int r, float v) {
+            const int row = rowb + RR * u + r;
+            if (lane == 0 && row < n_out) y[row] = post_op(v, post, scale, cap);
+        });
     }
 }
 
+// Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
 extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
     for (unsigned long long b = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
          b < n_blocks; b += (unsigned long long)gridDim.x * blockDim.x) {
@@ -670,19 +681,9 @@ __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n
             if (valid && odd) acc1[r] += t;
         }
         // Units whose last column was in this trip: their rows are complete.
-        while (done < GU_PASSES && (done + 1) * nb <= g0 + 8) {
-            const int ud = done * 4 + warp;
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const float v = warp_sum(done & 1 ? acc1[r] : acc0[r]);
-                if (lane == 0) gu[4 * ud + r] = v;
-                if (done & 1)
-                    acc1[r] = 0.0f;
-                else
-                    acc0[r] = 0.0f;
-            }
-            done++;
-        }
+        done = flat_units_done<4, GU_PASSES>(done, nb, g0, acc0, acc1, [&](int u, int r, float v) {
+            if (lane == 0) gu[4 * (u * 4 + warp) + r] = v;
+        });
     }
     __syncthreads();
     gu_swiglu_store(gu, warp, r0, h, qo, dout, so);
