@@ -238,6 +238,51 @@ impl Cuda {
         unsafe { self.seg_launch(kernel, kernel.name, segs, act, n_in, &tail, 1) }
     }
 
+    /// Launches kernel `name` over one matrix: arguments (weights, n_out, output, the int8
+    /// activations, n_in) then `tail`, `rows` rows per warp and `warps` warps per block.
+    ///
+    /// # Safety
+    /// `name` must take those arguments, read `rows` rows of `seg` per warp and write only
+    /// their outputs (below n_out); `tail` must be what it expects after them.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn rows_launch(
+        &self,
+        name: &str,
+        seg: &mut Seg<'_>,
+        act: &Q8Act,
+        n_in: usize,
+        tail: &[KArg],
+        rows: usize,
+        warps: u32,
+        what: &str,
+    ) -> Result<()> {
+        if n_in % 256 != 0 || act.len() < n_in {
+            return Err(Error::Cuda(format!(
+                "{what}: n_in {n_in} (a multiple of 256 within {})",
+                act.len()
+            )));
+        }
+        check_seg(seg, n_in, what)?;
+        let st = &self.stream;
+        let (w, _) = seg.w.device_ptr(st);
+        let (y, _) = seg.y.device_ptr_mut(st);
+        let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
+        args.extend(act_args(act, n_in, st));
+        args.extend_from_slice(tail);
+        let cfg = LaunchConfig {
+            grid_dim: (seg.n_out.div_ceil(rows * warps as usize) as u32, 1, 1),
+            block_dim: (32 * warps, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let f = self
+            .seg
+            .get(name)
+            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
+        // SAFETY: the weights hold n_out rows of n_in elements (check_seg), the output n_out
+        // values and the activations n_in (checked above); the caller's contract on `name`.
+        unsafe { launch_ex(st, f, cfg, &args, 1) }
+    }
+
     /// One product through its one-matrix kernel (`ONE_KERNELS`: the same bits as `kernel`,
     /// without the segment dispatch): `None` (nothing launched) where none matches `kernel`
     /// and the matrix's type (Q4_K with `mvq_seg_42_lb5`, split Q6_K with `mvq_seg_44_lb4`).
@@ -255,35 +300,12 @@ impl Cuda {
             (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
             _ => return Ok(None),
         };
-        if n_in % 256 != 0 || act.len() < n_in {
-            return Err(Error::Cuda(format!(
-                "one-matrix matvec: n_in {n_in} (a multiple of 256 within {})",
-                act.len()
-            )));
-        }
-        check_seg(seg, n_in, "one-matrix matvec")?;
-        let st = &self.stream;
-        let (w, _) = seg.w.device_ptr(st);
-        let (y, _) = seg.y.device_ptr_mut(st);
-        let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
-        args.extend(act_args(act, n_in, st));
         let (name, pf) = with_tail_prefetch(name, pf);
-        args.extend_from_slice(pf);
         // Each warp takes 4 rows (ONE_ENTRY's), whatever the warps per block.
         let warps = self.decode_tuning().one_warps.clamp(1, kernel.warps as u32);
-        let cfg = LaunchConfig {
-            grid_dim: (seg.n_out.div_ceil(4 * warps as usize) as u32, 1, 1),
-            block_dim: (32 * warps, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let f = self
-            .seg
-            .get(name)
-            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
-        // SAFETY: the weights hold n_out rows of n_in elements (Q4_K, or Q6_K in the split
-        // layout), the output n_out values and the activations n_in (checked above); each warp
-        // reads and writes its own 4 rows; a `_tp` kernel only prefetches `pf`'s ranges.
-        unsafe { launch_ex(st, f, cfg, &args, 1)? };
+        // SAFETY: ONE_ENTRY's arguments, then a `_tp` kernel's prefetch ranges (`pf`, live
+        // weight buffers); each warp reads and writes its own 4 rows.
+        unsafe { self.rows_launch(name, seg, act, n_in, pf, 4, warps, "one-matrix matvec")? };
         Ok(Some(()))
     }
 
@@ -300,38 +322,26 @@ impl Cuda {
         if seg.ty != GgmlType::Q6_K || !seg.split || n_in % 256 != 0 || !flat_applies(n_in) {
             return Ok(None);
         }
-        if act.len() < n_in {
-            return Err(Error::Cuda(format!(
-                "flat Q6_K matvec: n_in {n_in} beyond the activations' {}",
-                act.len()
-            )));
-        }
-        check_seg(seg, n_in, "flat Q6_K matvec")?;
-        let st = &self.stream;
-        let (w, _) = seg.w.device_ptr(st);
-        let (y, _) = seg.y.device_ptr_mut(st);
         let (scale, cap) = post.unwrap_or((1.0, 0.0));
-        let mut args = vec![KArg::P(w), KArg::I(seg.n_out as i32), KArg::P(y)];
-        args.extend(act_args(act, n_in, st));
-        args.extend([
+        let tail = [
             KArg::I(i32::from(post.is_some())),
             KArg::F(scale),
             KArg::F(cap),
-        ]);
-        // Four warps of 16 rows (FLAT_UNITS units of 4) per block.
-        let cfg = LaunchConfig {
-            grid_dim: (seg.n_out.div_ceil(64) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
+        ];
+        // SAFETY: the kernel's arguments after the rows' (post, scale, cap); each warp reads
+        // and writes its own 16 rows (FLAT_UNITS units of 4, clamped to n_out).
+        unsafe {
+            self.rows_launch(
+                LM_FLAT_KERNEL,
+                seg,
+                act,
+                n_in,
+                &tail,
+                16,
+                4,
+                "flat Q6_K matvec",
+            )?
         };
-        let f = self
-            .seg
-            .get(LM_FLAT_KERNEL)
-            .ok_or_else(|| Error::Cuda(format!("kernel {LM_FLAT_KERNEL} not loaded")))?;
-        // SAFETY: the weights hold n_out rows of n_in elements (Q6_K in the split layout), the
-        // output n_out values and the activations n_in (checked above); each warp reads and
-        // writes its own 16 rows (clamped to n_out).
-        unsafe { launch_ex(st, f, cfg, &args, 1)? };
         Ok(Some(()))
     }
 
