@@ -94,6 +94,7 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let mut worst_by_type = [0f64; TYPES.len()];
     let mut worst_split = 0f64;
     let mut worst_seg4 = 0f64;
+    let mut flat_cases = 0;
     let stream = cuda.stream();
     for (ti, &ty) in TYPES.iter().enumerate() {
         let ins: &[usize] = match ty.block_size() {
@@ -175,8 +176,7 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                     if matches!(ty, GgmlType::Q4_K | GgmlType::Q6_K) && n_tok == 1 {
                         let q6 = ty == GgmlType::Q6_K;
                         let split = if q6 {
-                            cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
-                                .unwrap()
+                            cuda.q6k_split_from(&wd.as_view(), n_out, n_in, 1).unwrap()
                         } else {
                             wd.clone()
                         };
@@ -185,7 +185,7 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         let mut yd = stream.clone_htod(&host_y).unwrap();
                         let mut segs = [Seg {
                             ty,
-                            split: q6,
+                            split: q6.then_some(1),
                             w: split.as_view(),
                             y: yd.slice_mut(GUARD..GUARD + n_y),
                             n_out,
@@ -216,6 +216,42 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                             fail += 1;
                             println!("FAIL mv {ty} (segment kernel) n_in={n_in} n_out={n_out} seed={seed:#x}: nmse {nmse:.3e} finite {finite} guards {guards_ok}");
                         }
+                        // Q6_K also through the flat kernel (the LM head's) on the layout in
+                        // FLAT_UNITS units, where it applies: the segment kernel's bits.
+                        if q6 {
+                            let seg_y = y.to_vec();
+                            let w4 = cuda.q6k_split_from(&wd.as_view(), n_out, n_in, 4).unwrap();
+                            let mut yd = stream.clone_htod(&host_y).unwrap();
+                            let mut seg = Seg {
+                                ty,
+                                split: Some(4),
+                                w: w4.as_view(),
+                                y: yd.slice_mut(GUARD..GUARD + n_y),
+                                n_out,
+                            };
+                            let ran = cuda.matvec1_flat_q6ks(&mut seg, &act, n_in, None).unwrap();
+                            if ran.is_some() {
+                                let got = stream.clone_dtoh(&yd).unwrap();
+                                let guards_ok = got[..GUARD]
+                                    .iter()
+                                    .chain(&got[GUARD + n_y..])
+                                    .all(|&v| v == -12345.0);
+                                let y = &got[GUARD..GUARD + n_y];
+                                let differ = y
+                                    .iter()
+                                    .zip(&seg_y)
+                                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                                    .count();
+                                let finite = y.iter().all(|v| v.is_finite());
+                                if guards_ok && finite && differ == 0 {
+                                    pass += 1;
+                                    flat_cases += 1;
+                                } else {
+                                    fail += 1;
+                                    println!("FAIL mv Q6_K (flat, 4 units) n_in={n_in} n_out={n_out} seed={seed:#x}: {differ} of {n_y} differ from the segment kernel, finite {finite} guards {guards_ok}");
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -234,6 +270,9 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
     println!(
         "op parity Q4_K one token, segment kernel: worst NMSE {worst_seg4:.3e} (tolerance {:.0e})",
         op_tol(GgmlType::Q4_K)
+    );
+    println!(
+        "op parity Q6_K one token, flat kernel on the 4-unit layout: {flat_cases} cases give the segment kernel's bits"
     );
     println!("op parity: {pass} cases pass, {fail} fail, worst NMSE {worst:.3e}");
     (pass, fail)

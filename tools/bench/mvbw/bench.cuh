@@ -1,5 +1,6 @@
-// Shared by the mvbw microbenchmarks (mvbw.cu, chain.cu): deterministic random weights and
-// the CUDA error check. Included after the engine's common.cuh and mvq1.cu.
+// Shared by the mvbw microbenchmarks: deterministic random weights, the tiled Q4_K layout
+// (mvbw.cu, ilv.cu), the CUDA error check and timing. Included after the engine's common.cuh
+// and mvq1.cu.
 
 __device__ __forceinline__ u32 hash32(unsigned long long i, u32 seed) {
     u32 h = (u32)i * 2654435761u ^ (u32)(i >> 32) * 0x85ebca6bu ^ seed;
@@ -36,6 +37,70 @@ __global__ void fill_q4k(u8 *w, unsigned long long n_blocks, u32 seed) {
         if ((threadIdx.x & 31) == 0 && (row0) + r_ < (n_out)) (y)[r_] = v_;                    \
     }
 
+// A 16-byte weight load of the tiled kernels: evict-first in L2 (EF) or plain.
+template <bool EF>
+__device__ __forceinline__ uint4 ld_tile(const u8 *p) {
+    return EF ? ld_w16(p) : *(const uint4 *)p;
+}
+
+// File layout → tiled layout (see q4k_rows_tiled). One thread per (row, block).
+__global__ void q4k_tile(const u8 *src, u8 *dst, int n_out, int nb) {
+    const long long n = (long long)n_out * nb;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int row = (int)(i / nb), b = (int)(i % nb);
+        const int g = row >> 2, r = row & 3, t = b >> 3, s = b & 7;
+        const int m = min(8, nb - 8 * t);
+        const u8 *blk = src + i * 144;
+        u8 *part = dst + (size_t)g * 4 * nb * 144 + (size_t)t * 4608 + (size_t)r * m * 144;
+        *(uint4 *)(part + 16 * s) = *(const uint4 *)blk;
+        for (int k = 0; k < 4; k++) {
+            const int L = 4 * s + k;
+            *(uint4 *)(part + 16 * m + 16 * L) = *(const uint4 *)(blk + 16 + 32 * k);
+            *(uint4 *)(part + 80 * m + 16 * L) = *(const uint4 *)(blk + 32 + 32 * k);
+        }
+    }
+}
+
+// q4k_rows over the tiled layout: rows 4g .. 4g + 3 (row0 = 4g), loop trip t (super-blocks
+// 8t .. 8t + 7, m of them) is one contiguous run of 4 · m · 144 bytes, row r's part at
+// r · m · 144: m headers of 16 bytes, then lane L's first and second 16 quant bytes at
+// 16m + 16L and 80m + 16L. The arithmetic is q4k_rows's, in its order.
+// EF: the weight loads evict-first in L2 (the engine's ld_w16) instead of plain loads.
+template <bool EF = false>
+__device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *qa, const float *da,
+                                               const float *sa, float *y, int n_in, int n_out,
+                                               int row0) {
+    constexpr int RR = 4;
+    const int lane = threadIdx.x & 31;
+    const int nb = n_in >> 8;
+    const int k = lane & 3, s = lane >> 2;
+    const int sh = 16 * (k & 1);
+    const bool upper = k >= 2;
+    const u8 *grp = w + (size_t)(row0 >> 2) * 4 * nb * 144;
+    float acc[RR];
+#pragma unroll
+    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
+    for (int b = s; b < nb; b += 8) {
+        const int t = b >> 3, m = min(8, nb - 8 * t);
+        const u8 *tile = grp + (size_t)t * 4608;
+        uint4 hd[RR], q0[RR], q1[RR];
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            const u8 *part = tile + r * m * 144;
+            hd[r] = ld_tile<EF>(part + 16 * s);
+            q0[r] = ld_tile<EF>(part + 16 * m + 16 * lane);
+            q1[r] = ld_tile<EF>(part + 80 * m + 16 * lane);
+        }
+        Q4K_ACT(x, qa, da, sa, b, k);
+#pragma unroll
+        for (int r = 0; r < RR; r++) {
+            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
+        }
+    }
+    Q4K_STORE(RR, acc, y, row0, n_out);
+}
+
 #ifndef MVBW_DEVICE_ONLY
 #define CK(x)                                                                                   \
     do {                                                                                       \
@@ -63,6 +128,19 @@ __global__ void fill_d16(u16 *d, unsigned long long n) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x)
         d[i] = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
+}
+
+// Small normal f16 values as every block's d of an n_out × 256 nb Q6_K matrix in the split
+// layout (common.cuh).
+__global__ void fill_q6s_d(u8 *w, int n_out, int nb) {
+    const unsigned long long n = (unsigned long long)n_out * nb;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const int row = (int)(i / nb), b = (int)(i % nb);
+        int m;
+        u8 *part = (u8 *)q6s_part(w, nb, row, b, &m);
+        *(u16 *)(part + 208 * m + 2 * (b & 7)) = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
+    }
 }
 
 // The sum of v over a block of up to 1,024 threads (every thread gets it).
@@ -108,6 +186,44 @@ static int max_clusters(K kern, int grid, int block, int cl) {
     int n = 0;
     CK(cudaOccupancyMaxActiveClusters(&n, kern, &c.cfg));
     return n;
+}
+
+// An n_out × 256 nb Q6_K matrix of random blocks in the split layout (common.cuh), allocated
+// (q6s_bytes) and filled: random words (fill_q4k's) and small normal d values.
+static u8 *q6s_random(int n_out, int nb, u32 seed) {
+    u8 *w;
+    const size_t bytes = q6s_bytes(n_out, nb);
+    CK(cudaMalloc(&w, bytes));
+    fill_q4k<<<1024, 256>>>(w, bytes / 144, seed);
+    fill_q6s_d<<<1024, 256>>>(w, n_out, nb);
+    return w;
+}
+
+// Small normal f16 values as every block's d of n_blocks Q6_K blocks in the file layout.
+__global__ void fill_q6k_file_d(u8 *w, unsigned long long n_blocks) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         i < n_blocks; i += (unsigned long long)gridDim.x * blockDim.x)
+        *(u16 *)(w + i * 210 + 208) = (u16)(0x1C00u | (hash32(i, 7) & 0x3FFu));
+}
+
+// An n_out × 256 nb Q6_K matrix of random blocks in the file layout (fill_q4k's words, small
+// normal d values), rewritten by the engine's q6k_split into the split layout in each of
+// `n_units` unit counts `units[i]` (out[i], q6s_bytes_u bytes); the file copy is freed.
+static void q6s_random_units(int n_out, int nb, u32 seed, const int *units, u8 **out,
+                             int n_units) {
+    const unsigned long long nbl = (unsigned long long)n_out * nb;
+    u8 *f;
+    CK(cudaMalloc(&f, nbl * 210 + 16));
+    fill_q4k<<<1024, 256>>>(f, (nbl * 210) / 144, seed);
+    fill_q6k_file_d<<<1024, 256>>>(f, nbl);
+    for (int i = 0; i < n_units; i++) {
+        const size_t bytes = q6s_bytes_u(n_out, nb, units[i]);
+        CK(cudaMalloc(&out[i], bytes));
+        CK(cudaMemset(out[i], 0, bytes));
+        q6k_split<<<1024, 256>>>(f, out[i], n_out, nb, units[i]);
+    }
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(f));
 }
 
 // An int8 activation row of n values with its scales, allocated and filled (fill_i8, seed 5).

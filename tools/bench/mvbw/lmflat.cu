@@ -4,6 +4,9 @@
 // for bit against the segment launch (mvq_seg_44_lb4) and timed against it and a plain read of
 // the same bytes. y7's log (bench/runs/2026-12-01-h200-y) came from this file's first version,
 // with the kernel here as a template over units per warp (2, 4) and blocks per SM (3, 4).
+// Since round z the segment launch reads the split layout in 1 unit and the flat kernel the
+// one in FLAT_UNITS units (common.cuh), both rewritten by the engine's q6k_split from the same
+// file-layout blocks; the flat kernel is also timed on the 1-unit copy (wrong values there).
 // Built and run on the device: bash tools/bench/mvbw/run.sh OUT lmflat
 #ifndef MVBW_DEVICE_ONLY
 #include <algorithm>
@@ -36,16 +39,18 @@ __global__ void rd_stream8(const uint4 *p, size_t n16, u32 *sink) {
 
 int main() {
     const int n_v = 202048, n_in = 6656, nb = n_in / 256;
-    const size_t nbl = (size_t)n_v * nb, lm = nbl * 210;
-    u8 *w[2];
+    const size_t lm = q6s_bytes(n_v, nb);
+    u8 *w[2], *w4[2];
     float *y, *y2;
     signed char *qa;
     float *da, *sa;
     u32 *sink;
     for (int s = 0; s < 2; s++) {
-        CK(cudaMalloc(&w[s], lm));
-        fill_q4k<<<1024, 256>>>(w[s], lm / 144, 99 + s);
-        fill_d16<<<1024, 256>>>((u16 *)(w[s] + nbl * 208), nbl);
+        const int units[2] = {1, FLAT_UNITS};
+        u8 *out[2];
+        q6s_random_units(n_v, nb, 99 + s, units, out, 2);
+        w[s] = out[0];
+        w4[s] = out[1];
     }
     CK(cudaMalloc(&y, (size_t)n_v * 4));
     CK(cudaMalloc(&y2, (size_t)n_v * 4));
@@ -69,7 +74,7 @@ int main() {
     } vs[] = {{"mvq_flat_q6ks_lb4 (engine, flat)", mvq_flat_q6ks_lb4, 16 * FLAT_UNITS}};
     for (auto &v : vs) {
         CK(cudaMemset(y2, 0, (size_t)n_v * 4));
-        v.k<<<n_v / v.rows_per_block, 128>>>(w[0], n_v, y2, qa, da, sa, n_in, 1, scale, cap);
+        v.k<<<n_v / v.rows_per_block, 128>>>(w4[0], n_v, y2, qa, da, sa, n_in, 1, scale, cap);
         CK(cudaGetLastError());
         CK(cudaMemcpy(b.data(), y2, (size_t)n_v * 4, cudaMemcpyDeviceToHost));
         int diff = 0, nan = 0;
@@ -85,9 +90,13 @@ int main() {
         printf("round %d %-40s %8.2f us  %7.1f GB/s\n", round, "mvq_seg_44_lb4 (engine)", t0, lm / t0 * 1e-3);
         for (auto &v : vs) {
             const double t = time_us([&](int i) {
-                v.k<<<n_v / v.rows_per_block, 128>>>(w[i % 2], n_v, y2, qa, da, sa, n_in, 1, scale, cap);
+                v.k<<<n_v / v.rows_per_block, 128>>>(w4[i % 2], n_v, y2, qa, da, sa, n_in, 1, scale, cap);
             }, 10);
             printf("round %d %-40s %8.2f us  %7.1f GB/s\n", round, v.name, t, lm / t * 1e-3);
+            const double t1 = time_us([&](int i) {
+                v.k<<<n_v / v.rows_per_block, 128>>>(w[i % 2], n_v, y2, qa, da, sa, n_in, 1, scale, cap);
+            }, 10);
+            printf("round %d %-40s %8.2f us  %7.1f GB/s\n", round, "  the same on the 1-unit layout", t1, lm / t1 * 1e-3);
         }
         const double t2 = time_us([&](int i) {
             rd_stream8<<<132 * 8, 256>>>((const uint4 *)w[i % 2], lm / 16, sink);

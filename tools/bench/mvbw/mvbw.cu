@@ -22,62 +22,6 @@
 
 
 
-// File layout → tiled layout (see q4k_rows_tiled). One thread per (row, block).
-__global__ void q4k_tile(const u8 *src, u8 *dst, int n_out, int nb) {
-    const long long n = (long long)n_out * nb;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const int row = (int)(i / nb), b = (int)(i % nb);
-        const int g = row >> 2, r = row & 3, t = b >> 3, s = b & 7;
-        const int m = min(8, nb - 8 * t);
-        const u8 *blk = src + i * 144;
-        u8 *part = dst + (size_t)g * 4 * nb * 144 + (size_t)t * 4608 + (size_t)r * m * 144;
-        *(uint4 *)(part + 16 * s) = *(const uint4 *)blk;
-        for (int k = 0; k < 4; k++) {
-            const int L = 4 * s + k;
-            *(uint4 *)(part + 16 * m + 16 * L) = *(const uint4 *)(blk + 16 + 32 * k);
-            *(uint4 *)(part + 80 * m + 16 * L) = *(const uint4 *)(blk + 32 + 32 * k);
-        }
-    }
-}
-
-// q4k_rows over the tiled layout: rows 4g .. 4g + 3 (row0 = 4g), loop trip t (super-blocks
-// 8t .. 8t + 7, m of them) is one contiguous run of 4 · m · 144 bytes, row r's part at
-// r · m · 144: m headers of 16 bytes, then lane L's first and second 16 quant bytes at
-// 16m + 16L and 80m + 16L. The arithmetic is q4k_rows's, in its order.
-__device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *qa, const float *da,
-                                               const float *sa, float *y, int n_in, int n_out,
-                                               int row0) {
-    constexpr int RR = 4;
-    const int lane = threadIdx.x & 31;
-    const int nb = n_in >> 8;
-    const int k = lane & 3, s = lane >> 2;
-    const int sh = 16 * (k & 1);
-    const bool upper = k >= 2;
-    const u8 *grp = w + (size_t)(row0 >> 2) * 4 * nb * 144;
-    float acc[RR];
-#pragma unroll
-    for (int r = 0; r < RR; r++) acc[r] = 0.0f;
-    for (int b = s; b < nb; b += 8) {
-        const int t = b >> 3, m = min(8, nb - 8 * t);
-        const u8 *tile = grp + (size_t)t * 4608;
-        uint4 hd[RR], q0[RR], q1[RR];
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            const u8 *part = tile + r * m * 144;
-            hd[r] = *(const uint4 *)(part + 16 * s);
-            q0[r] = *(const uint4 *)(part + 16 * m + 16 * lane);
-            q1[r] = *(const uint4 *)(part + 80 * m + 16 * lane);
-        }
-        Q4K_ACT(x, qa, da, sa, b, k);
-#pragma unroll
-        for (int r = 0; r < RR; r++) {
-            acc[r] += q4k_term(hd[r], q0[r], q1[r], x, sh, upper);
-        }
-    }
-    Q4K_STORE(RR, acc, y, row0, n_out);
-}
-
 // mvq_gu_swiglu over the tiled layout.
 extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_gu_swiglu_tiled(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
@@ -362,13 +306,10 @@ int main() {
     // The LM head's shape: Q6_K (split layout) 202048 x 6656 through mvq_seg_44_lb4, 1.1 GB.
     {
         const int n_v = 202048;
-        const size_t nbl = (size_t)n_v * nb, lm = nbl * 210;
-        u8 *w;
+        const size_t lm = q6s_bytes(n_v, nb);
         float *y;
-        CK(cudaMalloc(&w, lm));
+        u8 *w = q6s_random(n_v, nb, 99);
         CK(cudaMalloc(&y, (size_t)n_v * 4));
-        fill_q4k<<<1024, 256>>>(w, lm / 144, 99);
-        fill_d16<<<1024, 256>>>((u16 *)(w + nbl * 208), nbl);
         const int blocks = n_v / 16;
         const double t = time_us([&](int) {
             mvq_seg_44_lb4<<<blocks, 128>>>(w, SEG_Q6_K_SPLIT, n_v, y, nullptr, 0, 0, nullptr,

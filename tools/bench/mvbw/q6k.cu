@@ -31,15 +31,18 @@ __global__ void __launch_bounds__(128, MINB)
 }
 
 // Round w: the engine's rows with each trip's loads followed by an L2 prefetch of the trip A
-// ahead (lanes of h = p = 0: the 2-3 lines of their super-block), so that a warp has more
-// than one trip of bytes requested while it computes: the same arithmetic, the same bits.
+// ahead (lanes of h = p = 0: the lines of their super-block's ql, ql + 32 and qh pieces), so
+// that a warp has more than one trip of bytes requested while it computes: the same
+// arithmetic, the same bits. (Measured in round w on the split layout before round z; the
+// addresses since follow the layout.)
 #define Q6KS_PF_AHEAD(A)                                                                       \
     if ((lane & 3) == 0 && b + 8 * (A) < nb) {                                                 \
         _Pragma("unroll") for (int r = 0; r < RR; r++) {                                       \
-            const u8 *pb = w + ((size_t)min(row0 + r, n_out - 1) * nb + b + 8 * (A)) * 208;    \
+            int m_;                                                                            \
+            const u8 *pb = q6s_part(w, nb, row0 + r, b + 8 * (A), &m_) + 64 * (lane >> 2);     \
             asm volatile("prefetch.global.L2 [%0];" ::"l"(pb));                                \
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb + 128));                          \
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb + 207));                          \
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb + 64 * m_));                      \
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(pb + 128 * m_));                     \
         }                                                                                      \
     }
 
@@ -69,13 +72,9 @@ int main() {
     struct Shape { const char *name; int n_out, n_in, sets, reps; };
     for (Shape sh : {Shape{"down 6656x19968", 6656, 19968, 3, 50},
                      Shape{"LM head 202048x6656", 202048, 6656, 1, 10}}) {
-        const size_t nbl = (size_t)sh.n_out * (sh.n_in / 256), m = nbl * 210;
+        const size_t m = q6s_bytes(sh.n_out, sh.n_in / 256);
         std::vector<u8 *> ws(sh.sets);
-        for (size_t i = 0; i < ws.size(); i++) {
-            CK(cudaMalloc(&ws[i], m));
-            fill_q4k<<<1024, 256>>>(ws[i], m / 144, 99 + (u32)i);
-            fill_d16<<<1024, 256>>>((u16 *)(ws[i] + nbl * 208), nbl);
-        }
+        for (size_t i = 0; i < ws.size(); i++) ws[i] = q6s_random(sh.n_out, sh.n_in / 256, 99 + (u32)i);
         auto eng = [&](int i, float *out) {
             mvq_one_q6ks_lb4<<<sh.n_out / 16, 128>>>(ws[i % sh.sets], sh.n_out, out, qa, da, sa, sh.n_in);
         };

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the matvec microbenchmarks with the device's nvcc and runs them:
 #   bash tools/bench/mvbw/run.sh OUTDIR [mvbw] [chain] [q6k] [barrier] [splitk] [stage] [tmamv]
-#   [forkffn] [ffnfuse] [normfold] [lmflat]
+#   [forkffn] [ffnfuse] [normfold] [lmflat] [ilv]
 #   (default: the first two). Each NAME is NAME.cu here: mvbw (matvec variants, read
 #   ceilings), chain (one token's kernel chain: graph, PDL, persistent), q6k (split-Q6_K work
 #   splits), barrier (one grid-wide barrier, four ways), splitk (the matvecs' K range split
@@ -12,7 +12,8 @@
 #   graph branches), ffnfuse (the FFN as one launch: clusters of 8, the down projection as
 #   per-cluster partial sums added as fixed point), normfold (the norm tails folded into the
 #   next matvec launch as a cluster prologue), lmflat (the LM head with four 4-row units per
-#   warp as one stream of columns).
+#   warp as one stream of columns), ilv (the Q4_K matvecs over weights re-laid so that a
+#   warp's loop trip reads one contiguous run).
 set -euo pipefail
 OUT=${1:-/tmp/mvbw}
 shift || true

@@ -64,12 +64,16 @@ int main() {
                      Shape{"O 6656x4096", 6656, 4096, 0, 16},
                      Shape{"QKVG 8704x6656", 8704, 6656, 0, 8}}) {
         const int nb = sh.n_in / 256;
-        const size_t nbl = (size_t)sh.n_out * nb, m = nbl * (sh.q6 ? 210 : 144);
+        const size_t nbl = (size_t)sh.n_out * nb;
+        const size_t m = sh.q6 ? q6s_bytes(sh.n_out, nb) : nbl * 144;
         std::vector<u8 *> ws(sh.sets);
         for (size_t i = 0; i < ws.size(); i++) {
+            if (sh.q6) {
+                ws[i] = q6s_random(sh.n_out, nb, 99 + (u32)i);
+                continue;
+            }
             CK(cudaMalloc(&ws[i], m));
             fill_q4k<<<1024, 256>>>(ws[i], m / 144, 99 + (u32)i);
-            if (sh.q6) fill_d16<<<1024, 256>>>((u16 *)(ws[i] + nbl * 208), nbl);
         }
         auto eng = [&](int i, float *out) {
             if (sh.q6)

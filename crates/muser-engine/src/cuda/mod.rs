@@ -113,6 +113,10 @@ pub struct CudaOptions {
     pub prefill_weights: PrefillWeights,
 }
 
+/// A split-layout Q6_K copy's key: the tensor's name and the layout's units of 4 rows
+/// per stream (`Cuda::device_q6k_split`).
+type SplitKey = (String, usize);
+
 /// A CUDA device with the Muser kernels loaded.
 pub struct Cuda {
     ctx: Arc<CudaContext>,
@@ -138,8 +142,8 @@ pub struct Cuda {
     q8_scratch: Mutex<Option<Q8Act>>,
     /// Uploaded weight matrices by tensor name.
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
-    /// Q6_K matrices in the split layout (`device_q6k_split`), by tensor name.
-    q6k_split: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
+    /// Q6_K matrices in the split layout (`device_q6k_split`), by tensor name and units.
+    q6k_split: Mutex<HashMap<SplitKey, Arc<CudaSlice<u8>>>>,
     /// The batched prefill's f16 copies of the layer matrices (`prefill_cache.rs`), and
     /// whether they may be made.
     f16_copies: prefill_cache::F16Copies,

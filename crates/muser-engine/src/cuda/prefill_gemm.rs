@@ -34,7 +34,8 @@ impl Cuda {
         // The embedding gather's type codes; 7: Q6_K in the split layout.
         let split = {
             let map = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
-            map.get(&m.name).cloned()
+            // (The layer matrices: the 1-unit layout.)
+            map.get(&(m.name.clone(), 1)).cloned()
         };
         if let Some(w) = split.filter(|_| m.ty == GgmlType::Q6_K) {
             return Ok((7, w));
@@ -93,8 +94,8 @@ impl Cuda {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: the weights hold n_out rows of `row_bytes` (the split layout: n_out × n_in /
-        // 256 blocks and their scales); `dst` n_out × n_in halves (the caller's contract).
+        // SAFETY: the weights hold n_out rows of `row_bytes` (the split layout: its
+        // q6k_split_bytes); `dst` n_out × n_in halves (the caller's contract).
         unsafe { launch_ex(st, f, cfg, &args, 1) }
     }
 

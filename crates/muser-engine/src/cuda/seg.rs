@@ -172,23 +172,45 @@ pub(crate) struct QkvFold {
 /// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
 pub struct Seg<'a> {
     pub ty: GgmlType,
-    /// Q6_K weights in the split layout of `Cuda::device_q6k_split` (else the file's).
-    pub split: bool,
+    /// Q6_K weights in the split layout of `Cuda::device_q6k_split` in that many units of 4
+    /// rows per stream (`None`: the file's layout). Only the flat kernel reads `FLAT_UNITS`
+    /// (`Cuda::matvec1_flat_q6ks`); the others read 1.
+    pub split: Option<usize>,
     pub w: CudaView<'a, u8>,
     pub y: CudaViewMut<'a, f32>,
     pub n_out: usize,
 }
 
-fn type_code(ty: GgmlType, split: bool) -> Result<i32> {
-    match ty {
-        GgmlType::Q4_K => Ok(0),
-        GgmlType::Q6_K if split => Ok(2),
-        GgmlType::Q6_K => Ok(1),
-        _ => Err(Error::TensorType {
+fn type_code(ty: GgmlType, split: Option<usize>) -> Result<i32> {
+    match (ty, split) {
+        (GgmlType::Q4_K, _) => Ok(0),
+        (GgmlType::Q6_K, Some(1)) => Ok(2),
+        (GgmlType::Q6_K, None) => Ok(1),
+        (GgmlType::Q6_K, Some(u)) => Err(Error::Cuda(format!(
+            "segment matvec: Q6_K in the split layout in {u} units is read by the flat kernel only"
+        ))),
+        (ty, _) => Err(Error::TensorType {
             tensor: "(cuda segment matvec)".into(),
             ty,
             supported: "Q4_K, Q6_K".into(),
         }),
+    }
+}
+
+/// Units of 4 rows per stream of the split-Q6_K layout the flat kernel reads
+/// (`mvq1.cu`'s FLAT_UNITS: a warp's 16 rows).
+pub const FLAT_UNITS: usize = 4;
+
+impl Cuda {
+    /// Units of the split layout the decode step reads an LM head of `n_in` columns in:
+    /// `FLAT_UNITS` where it takes the flat kernel (`DecodeTuning::lm_flat`, `flat_applies`),
+    /// else 1.
+    pub fn lm_units(&self, n_in: usize) -> usize {
+        if self.decode_tuning().lm_flat && n_in % 256 == 0 && flat_applies(n_in) {
+            FLAT_UNITS
+        } else {
+            1
+        }
     }
 }
 
@@ -297,7 +319,7 @@ impl Cuda {
     ) -> Result<Option<()>> {
         let name = match (seg.ty, seg.split, kernel.name) {
             (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => ONE_KERNELS[0].1,
-            (GgmlType::Q6_K, true, k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
+            (GgmlType::Q6_K, Some(1), k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
             _ => return Ok(None),
         };
         let (name, pf) = with_tail_prefetch(name, pf);
@@ -309,17 +331,22 @@ impl Cuda {
         Ok(Some(()))
     }
 
-    /// One split-Q6_K matrix through `LM_FLAT_KERNEL`, its outputs through the logit scale
-    /// and softcap when `post`; `None` (nothing launched) where that kernel does not apply
-    /// (another type, or rows whose super-blocks `flat_applies` rejects).
-    pub(crate) fn matvec1_flat_q6ks(
+    /// One split-Q6_K matrix (in `FLAT_UNITS` units: `Cuda::device_q6k_split`) through
+    /// `LM_FLAT_KERNEL`, its outputs through the logit scale and softcap when `post`; `None`
+    /// (nothing launched) where that kernel does not apply (another type or layout, or rows
+    /// whose super-blocks `flat_applies` rejects).
+    pub fn matvec1_flat_q6ks(
         &self,
         seg: &mut Seg<'_>,
         act: &Q8Act,
         n_in: usize,
         post: Option<(f32, f32)>,
     ) -> Result<Option<()>> {
-        if seg.ty != GgmlType::Q6_K || !seg.split || n_in % 256 != 0 || !flat_applies(n_in) {
+        if seg.ty != GgmlType::Q6_K
+            || seg.split != Some(FLAT_UNITS)
+            || n_in % 256 != 0
+            || !flat_applies(n_in)
+        {
             return Ok(None);
         }
         let (scale, cap) = post.unwrap_or((1.0, 0.0));
@@ -584,7 +611,7 @@ impl Cuda {
         self.quantize_into(x, act, n_in)?;
         let mut segs = [Seg {
             ty,
-            split: false,
+            split: None,
             w: w.slice(..),
             y: y.slice_mut(..),
             n_out,
@@ -594,14 +621,16 @@ impl Cuda {
 }
 
 impl Cuda {
-    /// A Q6_K matrix on the device in the split layout of `mvq1.cu` (per block the 208 bytes
-    /// of quants and scales, 16-byte aligned, then every block's f16 d): the same bytes as
-    /// the file, but loadable 16 bytes at a time. Rewritten on the device from the file's
-    /// layout (the cached upload when there is one, else a temporary copy).
+    /// A Q6_K matrix on the device in the split layout of `kernels/common.cuh` in `units`
+    /// units of 4 rows per stream (each part of a block 16-byte aligned, a warp's loop trip
+    /// one run per part; 1 for every kernel but the flat one, `FLAT_UNITS`): the file's bytes
+    /// and some padding, loadable 16 bytes at a time. Rewritten on the device from the file's
+    /// layout (the cached upload when there is one, else a temporary copy), kept per units.
     pub(crate) fn device_q6k_split(
         &self,
         weights: &crate::weights::Weights,
         m: &crate::weights::Matrix,
+        units: usize,
     ) -> Result<std::sync::Arc<CudaSlice<u8>>> {
         if m.ty != GgmlType::Q6_K || m.n_in % 256 != 0 {
             return Err(Error::TensorType {
@@ -611,7 +640,8 @@ impl Cuda {
             });
         }
         let mut map = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(w) = map.get(&m.name) {
+        let key = (m.name.clone(), units);
+        if let Some(w) = map.get(&key) {
             return Ok(std::sync::Arc::clone(w));
         }
         let cached = self
@@ -628,41 +658,61 @@ impl Cuda {
                     .map_err(cuda_err("uploading weights"))?,
             ),
         };
-        let n_blocks = m.n_out * m.n_in / 256;
-        let out = self.q6k_split_from(&raw.as_view(), n_blocks)?;
+        let out = self.q6k_split_from(&raw.as_view(), m.n_out, m.n_in, units)?;
         let out = std::sync::Arc::new(out);
-        map.insert(m.name.clone(), std::sync::Arc::clone(&out));
+        map.insert(key, std::sync::Arc::clone(&out));
         Ok(out)
     }
 }
 
+/// Bytes of an n_out × n_in Q6_K matrix in the split layout in `units` units
+/// (`kernels/common.cuh`'s q6s_bytes_u): streams of 4 `units` rows (the last padded), each
+/// 4 × (208 per block + 16 per loop trip of 8 blocks) over its `units` × n_in / 256 columns.
+pub fn q6k_split_bytes(n_out: usize, n_in: usize, units: usize) -> usize {
+    let cols = units * (n_in / 256);
+    n_out.div_ceil(4 * units) * 4 * (208 * cols + 16 * cols.div_ceil(8))
+}
+
 impl Cuda {
-    /// `n_blocks` Q6_K blocks in the file's layout rewritten into the split layout.
-    pub fn q6k_split_from(&self, raw: &CudaView<'_, u8>, n_blocks: usize) -> Result<CudaSlice<u8>> {
-        if raw.len() < n_blocks * 210 {
+    /// An n_out × n_in Q6_K matrix in the file's layout rewritten into the split layout in
+    /// `units` units of 4 rows per stream (1 or `FLAT_UNITS`).
+    pub fn q6k_split_from(
+        &self,
+        raw: &CudaView<'_, u8>,
+        n_out: usize,
+        n_in: usize,
+        units: usize,
+    ) -> Result<CudaSlice<u8>> {
+        let n_blocks = n_out * n_in / 256;
+        if units != 1 && units != FLAT_UNITS {
             return Err(Error::Cuda(format!(
-                "Q6_K split: {} bytes for {n_blocks} blocks",
+                "Q6_K split: {units} units of 4 rows (1 or {FLAT_UNITS})"
+            )));
+        }
+        if n_in % 256 != 0 || raw.len() < n_blocks * 210 || n_out > i32::MAX as usize {
+            return Err(Error::Cuda(format!(
+                "Q6_K split: {} bytes for {n_out} rows of {n_in}",
                 raw.len()
             )));
         }
         let mut out = self
             .stream
-            .alloc_zeros::<u8>(n_blocks * 210)
+            .alloc_zeros::<u8>(q6k_split_bytes(n_out, n_in, units))
             .map_err(cuda_err("allocating split Q6_K weights"))?;
         let f = self
             .seg
             .get("q6k_split")
             .ok_or_else(|| Error::Cuda("kernel q6k_split not loaded".into()))?;
-        let nb = n_blocks as u64;
+        let (rows, nb, u) = (n_out as i32, (n_in / 256) as i32, units as i32);
         let mut b = self.stream.launch_builder(f);
-        b.arg(raw).arg(&mut out).arg(&nb);
+        b.arg(raw).arg(&mut out).arg(&rows).arg(&nb).arg(&u);
         let cfg = LaunchConfig {
             grid_dim: (n_blocks.div_ceil(256).clamp(1, 65_535) as u32, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: reads n_blocks × 210 bytes of `raw` and writes as many of `out` (both
-        // checked above).
+        // SAFETY: reads n_blocks × 210 bytes of `raw` and writes within the q6k_split_bytes
+        // of `out` (both checked above).
         unsafe { b.launch(cfg) }.map_err(cuda_err("launching q6k_split"))?;
         Ok(out)
     }
@@ -670,10 +720,13 @@ impl Cuda {
 
 /// Whether `seg`'s weights hold its n_out rows of `n_in` elements and its output n_out values.
 fn check_seg(seg: &Seg<'_>, n_in: usize, what: &str) -> Result<()> {
-    let bytes = seg
-        .ty
-        .bytes_for((seg.n_out * n_in) as u64)
-        .unwrap_or(u64::MAX);
+    let bytes = match seg.split {
+        Some(units) if seg.ty == GgmlType::Q6_K => q6k_split_bytes(seg.n_out, n_in, units) as u64,
+        _ => seg
+            .ty
+            .bytes_for((seg.n_out * n_in) as u64)
+            .unwrap_or(u64::MAX),
+    };
     if (seg.w.len() as u64) < bytes || seg.y.len() < seg.n_out {
         return Err(Error::Cuda(format!(
             "{what}: {} weight bytes / {} outputs for {} x {n_in} {}",
@@ -696,7 +749,7 @@ fn act_args(act: &Q8Act, n_in: usize, st: &CudaStream) -> [KArg; 4] {
 
 #[cfg(test)]
 mod tests {
-    use super::flat_applies;
+    use super::{flat_applies, q6k_split_bytes, FLAT_UNITS};
 
     #[test]
     fn flat_gate_up_only_where_it_gives_the_same_bits() {
@@ -709,5 +762,36 @@ mod tests {
         assert!(!flat_applies(256));
         assert!(!flat_applies(512));
         assert!(!flat_applies(2304));
+    }
+
+    #[test]
+    fn split_layout_sizes_follow_the_stream_arithmetic() {
+        // The LM head, 202,048 x 6,656 (26 super-blocks a row). 1 unit: 50,512 groups of 4
+        // rows, each 4 trips (3 of 8 blocks, 1 of 2): 4 x (208 x 26 + 16 x 4) bytes.
+        assert_eq!(q6k_split_bytes(202_048, 6656, 1), 50_512 * 4 * 5472);
+        // 4 units: 12,628 streams of 16 rows, each 104 columns in 13 full trips.
+        assert_eq!(
+            q6k_split_bytes(202_048, 6656, FLAT_UNITS),
+            12_628 * 4 * (208 * 104 + 16 * 13)
+        );
+        // Rows that are not a whole stream are padded to one; never fewer bytes than the
+        // blocks' 208 quant and scale bytes.
+        for (n_out, n_in) in [
+            (1, 256),
+            (7, 2048),
+            (129, 2560),
+            (6656, 19_968),
+            (8704, 6656),
+        ] {
+            for units in [1, FLAT_UNITS] {
+                let b = q6k_split_bytes(n_out, n_in, units);
+                assert!(b >= n_out * n_in / 256 * 208, "{n_out} x {n_in}, {units}");
+                assert_eq!(b % 64, 0, "every part 16-byte aligned");
+                assert_eq!(
+                    b,
+                    q6k_split_bytes(n_out.next_multiple_of(4 * units), n_in, units)
+                );
+            }
+        }
     }
 }

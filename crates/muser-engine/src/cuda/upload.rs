@@ -69,8 +69,9 @@ impl std::fmt::Display for UploadReport {
 pub(crate) enum Layout {
     /// The file's bytes as they are.
     File,
-    /// Q6_K rewritten into the split layout of the segment kernels.
-    Q6kSplit,
+    /// Q6_K rewritten into the split layout of the segment kernels, in that many units of 4
+    /// rows per stream (`Cuda::device_q6k_split`).
+    Q6kSplit(usize),
 }
 
 /// The chunks `(offset, len)` a matrix of `len` bytes is staged in.
@@ -170,9 +171,9 @@ impl Cuda {
     ) -> Result<UploadReport> {
         let w = &model.weights;
         let split = fused_dims(&model.cfg) && self.one_token_kernel().is_some();
-        let layout = |m: &Matrix| {
+        let layout = |m: &Matrix, units: usize| {
             if split && m.ty == GgmlType::Q6_K && m.n_in % 256 == 0 {
-                Layout::Q6kSplit
+                Layout::Q6kSplit(units)
             } else {
                 Layout::File
             }
@@ -180,10 +181,11 @@ impl Cuda {
         let mut mats: Vec<(&Matrix, Layout)> = Vec::new();
         for l in &w.layers {
             for m in l.matrices() {
-                mats.push((m, layout(m)));
+                mats.push((m, layout(m, 1)));
             }
         }
-        mats.push((&w.output, layout(&w.output)));
+        // The LM head in the layout its kernel reads (`Cuda::lm_units`).
+        mats.push((&w.output, layout(&w.output, self.lm_units(w.output.n_in))));
         // The gather kernel reads the table in the file's layout.
         mats.push((&w.token_embd, Layout::File));
         mats.retain(|&(m, lay)| !self.is_uploaded(m, lay));
@@ -262,29 +264,24 @@ impl Cuda {
     }
 
     fn is_uploaded(&self, m: &Matrix, lay: Layout) -> bool {
-        let map = match lay {
-            Layout::File => &self.weights,
-            Layout::Q6kSplit => &self.q6k_split,
-        };
-        map.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(&m.name)
+        match lay {
+            Layout::File => lock(&self.weights).contains_key(&m.name),
+            Layout::Q6kSplit(u) => lock(&self.q6k_split).contains_key(&(m.name.clone(), u)),
+        }
     }
 
     /// Files an uploaded matrix: as it is, or rewritten into the split layout (the file's
     /// copy is then dropped, stream-ordered, once the rewrite has read it).
     fn insert_uploaded(&self, m: &Matrix, lay: Layout, dev: CudaSlice<u8>) -> Result<()> {
-        let out = match lay {
-            Layout::File => dev,
-            Layout::Q6kSplit => self.q6k_split_from(&dev.as_view(), m.n_out * m.n_in / 256)?,
-        };
-        let map = match lay {
-            Layout::File => &self.weights,
-            Layout::Q6kSplit => &self.q6k_split,
-        };
-        map.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(m.name.clone(), std::sync::Arc::new(out));
+        match lay {
+            Layout::File => {
+                lock(&self.weights).insert(m.name.clone(), std::sync::Arc::new(dev));
+            }
+            Layout::Q6kSplit(u) => {
+                let out = self.q6k_split_from(&dev.as_view(), m.n_out, m.n_in, u)?;
+                lock(&self.q6k_split).insert((m.name.clone(), u), std::sync::Arc::new(out));
+            }
+        }
         Ok(())
     }
 }
@@ -302,6 +299,11 @@ pub(crate) fn embed_type_code(ty: GgmlType) -> Option<i32> {
         GgmlType::Q6_K => 6,
         _ => return None,
     })
+}
+
+/// A weight map's lock (a poisoned one is still consistent: inserts are single calls).
+fn lock<T>(map: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    map.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -86,10 +86,8 @@ pub(crate) fn seg_sweep(cuda: &Cuda, once: bool) {
             let mut yd = stream.alloc_zeros::<f32>(n_out).unwrap();
             let mut reference: Option<Vec<f32>> = None;
             // Q6_K also in the split layout (default kernel), after the file-layout variants.
-            let split = (ty == GgmlType::Q6_K).then(|| {
-                cuda.q6k_split_from(&wd.as_view(), n_out * n_in / 256)
-                    .unwrap()
-            });
+            let split = (ty == GgmlType::Q6_K)
+                .then(|| cuda.q6k_split_from(&wd.as_view(), n_out, n_in, 1).unwrap());
             // Every variant on the file layout, and on the split layout for Q6_K.
             let variants: Vec<(SegKernel, bool)> = SEG_KERNELS
                 .iter()
@@ -105,7 +103,7 @@ pub(crate) fn seg_sweep(cuda: &Cuda, once: bool) {
                 let mut run = || {
                     let mut segs = [Seg {
                         ty,
-                        split: *is_split,
+                        split: is_split.then_some(1),
                         w: match (&split, is_split) {
                             (Some(sw), true) => sw.as_view(),
                             _ => wd.as_view(),

@@ -32,6 +32,59 @@ __device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m
     }
 }
 
+// Q6_K in the split layout the decode session keeps (written by mvq1.cu's q6k_split; read by
+// the decode matvecs and the batched prefill's dequantization): the 210-byte blocks' parts
+// regrouped so that a warp's loop trip over 8 super-blocks of a row loads each part as one
+// run of 512 contiguous bytes. Rows go in groups of 4 (the last group padded), a group
+// takes q6s_group_bytes; in it, loop trip t (super-blocks 8t .. 8t + m - 1, m = min(8, nb -
+// 8t)) takes 4 × (208m + 16) bytes, row r's part of them at r × (208m + 16). In a part, block
+// slot s = b % 8 of the trip has, with lane quarter q = 2h + p (h: half, p: 16-byte piece)
+// at L = 4s + q: ql[64h + 16p ..+16) at 16L, ql[64h + 32 + 16p ..+16) at 64m + 16L,
+// qh[32h + 16p ..+16) at 128m + 16L; its 16 scales at 192m + 16s; its f16 d at 208m + 2s.
+// Measured on the H200 (tools/bench/mvbw/ilv.cu, bench/runs/2026-12-01-h200-z z1): the Q6_K
+// FFN down projection 6656 x 19968 31.0 → 29.5 µs against the layout before (208-byte blocks
+// in file order, every d after them), the same bits.
+#define Q6S_TRIP_BYTES (4 * (208 * 8 + 16))
+__host__ __device__ __forceinline__ size_t q6s_group_bytes(int nb) {
+    return (size_t)4 * (208 * nb + 16 * ((nb + 7) >> 3));
+}
+// Bytes of an n_out × (256 nb) matrix in the split layout.
+__host__ __device__ __forceinline__ size_t q6s_bytes(int n_out, int nb) {
+    return (size_t)((n_out + 3) >> 2) * q6s_group_bytes(nb);
+}
+// Row `row`'s part of the loop trip that holds super-block b, and the trip's block count m.
+__device__ __forceinline__ const u8 *q6s_part(const u8 *w, int nb, int row, int b, int *m) {
+    const int t = b >> 3;
+    *m = min(8, nb - 8 * t);
+    return w + (size_t)(row >> 2) * q6s_group_bytes(nb) + (size_t)t * Q6S_TRIP_BYTES +
+           (size_t)(row & 3) * (208 * *m + 16);
+}
+// The split layout in units (`u` units of 4 rows per stream; the LM head for the flat kernel,
+// mvq1.cu's mvq_flat_q6ks_lb4, takes u = 4): a stream of 4u rows is laid out as one group of
+// 4 virtual rows of u·nb super-blocks, the stream's row 4i + r, super-block b at virtual row
+// r, column i·nb + b, so that a flat warp's loop trip (8 columns of its stream) is one tile.
+// u = 1 is the layout above. Bytes of an n_out × (256 nb) matrix so laid out:
+__host__ __device__ __forceinline__ size_t q6s_bytes_u(int n_out, int nb, int u) {
+    return (size_t)((n_out + 4 * u - 1) / (4 * u)) * q6s_group_bytes(u * nb);
+}
+// Row `row`'s part of the trip that holds its super-block b in the layout in u units, the
+// trip's block count m and b's slot s in it.
+__device__ __forceinline__ const u8 *q6s_part_u(const u8 *w, int nb, int u, int row, int b,
+                                                int *m, int *s) {
+    const int c = ((row >> 2) % u) * nb + b;
+    *s = c & 7;
+    return q6s_part(w, u * nb, 4 * (row / (4 * u)) + (row & 3), c, m);
+}
+// Byte o (0 .. 127) of block slot s's ql, its half h = o / 64, in a part of m blocks.
+__device__ __forceinline__ int q6s_ql_at(int m, int s, int o) {
+    const int h = o >> 6, w = o & 63;
+    return (w < 32 ? 0 : 64 * m) + 16 * (4 * s + 2 * h + ((w & 31) >> 4)) + (w & 15);
+}
+// Byte o (0 .. 63) of block slot s's qh in a part of m blocks.
+__device__ __forceinline__ int q6s_qh_at(int m, int s, int o) {
+    return 128 * m + 16 * (4 * s + (o >> 4)) + (o & 15);
+}
+
 // Writes each token's sum of each of the warp's R rows.
 template <int NT>
 __device__ __forceinline__ void finish_rows(float (*acc)[NT], int n_tok, float *y, int n_out,

@@ -248,11 +248,14 @@ __device__ __forceinline__ void q6k_rows(const u8 *w, const signed char *qa, con
     }
 }
 
-// Q6_K in the split layout (`q6k_split` below): per block 208 16-byte-aligned bytes (ql[128],
-// qh[64], scales[16]) at 208 × block, the f16 scales d of all blocks after them. Lane =
-// (block slot 0..7, half h, part p): 16 elements l = 16p .. 16p + 15 of half h in each of its
-// four 32-element groups u, from three 16-byte loads (ql, ql + 32, qh) where the file's
-// 210-byte blocks allow only 2-byte loads (13 loads per 24 bytes; 1.9-2.4 TB/s measured).
+// Q6_K in the split layout (common.cuh; `q6k_split` below writes it): each part of a block
+// (ql[128], qh[64], scales[16], d) 16-byte aligned, a loop trip's parts of a row side by side
+// so that each load instruction of the warp reads 512 contiguous bytes (until round z the
+// blocks' 208 bytes in file order and every d after them: the same loads, 31.0 → 29.5 µs for
+// the FFN down projection). Lane = (block slot 0..7, half h, part p): 16 elements
+// l = 16p .. 16p + 15 of half h in each of its four 32-element groups u, from three 16-byte
+// loads (ql, ql + 32, qh) where the file's 210-byte blocks allow only 2-byte loads (13 loads
+// per 24 bytes; 1.9-2.4 TB/s measured).
 // The 6-bit quants q (0..63, so also valid signed bytes) go into dp4a as they are, and
 // Σ (q − 32)·a is taken as Σ q·a − 32 Σ a, Σ a once per group for all of the warp's rows
 // (integers: the same bits as subtracting 32 from every byte first, which cost ~3
@@ -304,20 +307,29 @@ __device__ __forceinline__ float q6ks_term(const uint4 &lo, const uint4 &hi, con
 #define Q6KS_LANE(RR)                                                                          \
     const int lane = threadIdx.x & 31;                                                         \
     const int nb = n_in >> 8;                                                                  \
-    const u16 *dv = (const u16 *)(w + (size_t)n_out * nb * 208);                               \
     const int h = (lane >> 1) & 1, p = lane & 1;                                               \
     float acc[RR];                                                                             \
     _Pragma("unroll") for (int r = 0; r < RR; r++) acc[r] = 0.0f
-// Row r's loads of super-block b into lo, hi, qh, sc, d [r].
-#define Q6KS_LOAD(r, b)                                                                        \
+// Rows ROW0 .. ROW0 + RR of super-block b into lo, hi, qh, sc, d [0 .. RR): one part each of
+// the trip's tile (common.cuh's split layout), lane quarter q = lane & 3 = 2h + p. The rows
+// lie in one group of 4 (RR divides 4, ROW0 % RR == 0); rows past n_out read the group's
+// padding (zeros), which no warp stores. NB: the super-blocks of a (virtual) row: nb, or
+// u·nb for the layout in u units with ROW0 and b virtual (common.cuh's q6s_part_u).
+#define Q6KS_LOADS(RR, ROW0, b) Q6KS_LOADS_NB(RR, ROW0, b, nb)
+#define Q6KS_LOADS_NB(RR, ROW0, b, NB)                                                         \
     do {                                                                                       \
-        const size_t bi = (size_t)min(row0 + (r), n_out - 1) * nb + (b);                       \
-        const u8 *blk = w + bi * 208;                                                          \
-        lo[r] = ld_w16(blk + 64 * h + 16 * p);                                                 \
-        hi[r] = ld_w16(blk + 64 * h + 32 + 16 * p);                                            \
-        qh[r] = ld_w16(blk + 128 + 32 * h + 16 * p);                                           \
-        sc[r] = *(const uint2 *)(blk + 192 + 8 * h);                                           \
-        d[r] = h2f(dv[bi]);                                                                    \
+        const int s_ = (b) & 7, m_ = min(8, (NB) - ((b) & ~7));                                \
+        const u8 *tile_ = w + (size_t)((ROW0) >> 2) * q6s_group_bytes(NB) +                    \
+                          (size_t)((b) >> 3) * Q6S_TRIP_BYTES;                                 \
+        const int l_ = 16 * (4 * s_ + (lane & 3));                                             \
+        _Pragma("unroll") for (int r = 0; r < (RR); r++) {                                     \
+            const u8 *part_ = tile_ + (size_t)(((ROW0) & 3) + r) * (208 * m_ + 16);            \
+            lo[r] = ld_w16(part_ + l_);                                                        \
+            hi[r] = ld_w16(part_ + 64 * m_ + l_);                                              \
+            qh[r] = ld_w16(part_ + 128 * m_ + l_);                                             \
+            sc[r] = *(const uint2 *)(part_ + 192 * m_ + 16 * s_ + 8 * h);                      \
+            d[r] = h2f(*(const u16 *)(part_ + 208 * m_ + 2 * s_));                             \
+        }                                                                                      \
     } while (0)
 // The activations of super-block b's groups u = 0..3 (sub-block b * 8 + 4h + u), elements
 // 16p .. 16p + 15, and 32 × the sum of the lane's 16 of each (shared by the warp's rows).
@@ -348,7 +360,7 @@ __device__ __forceinline__ float q6ks_term(const uint4 &lo, const uint4 &hi, con
         uint4 lo[RR], hi[RR], qh[RR];                                                          \
         uint2 sc[RR];                                                                          \
         float d[RR];                                                                           \
-        _Pragma("unroll") for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b);                        \
+        Q6KS_LOADS(RR, row0, b);                                                               \
         PF                                                                                     \
         Q6KS_ACT(b)                                                                            \
         _Pragma("unroll") for (int r = 0; r < RR; r++)                                         \
@@ -386,8 +398,12 @@ __device__ __forceinline__ int flat_units_done(int done, int nb, int g0, float *
 // slots loading. Unit i's super-blocks sit on lanes shifted by i · nb mod 8 slots, a multiple
 // of 8 lanes for even nb, which the butterfly warp sum adds in the same pairs; with nb >= 4 a
 // trip touches at most two units (one accumulator set each): the same bits as q6ks_rows.
+// The weights in the split layout in FLAT_UNITS units (common.cuh's q6s_part_u): a warp's
+// 16 rows are one stream, its loop trip one tile (each load instruction 512 contiguous bytes).
 // Measured on the H200 (tools/bench/mvbw/lmflat.cu, bench/runs/2026-12-01-h200-y y7): the LM
-// head 202,048 x 6,656 281-288 → 260-261 µs (a plain read of its bytes: 246).
+// head 202,048 x 6,656 281-288 → 260-261 µs (a plain read of its bytes: 246); on the 1-unit
+// layout of round z (each row group's trip one tile, a flat trip across two) 278 µs
+// (bench/runs/2026-12-01-h200-z z2).
 #define FLAT_UNITS 4
 extern "C" __global__ void __launch_bounds__(128, 4)
     mvq_flat_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
@@ -403,11 +419,11 @@ extern "C" __global__ void __launch_bounds__(128, 4)
     for (int g0 = 0; g0 < total; g0 += 8) {
         const int g = min(g0 + s, total - 1);
         const int i = g / nb, b = g - i * nb;
-        const int row0 = rowb + RR * i;
         uint4 lo[RR], hi[RR], qh[RR];
         uint2 sc[RR];
         float d[RR];
-        _Pragma("unroll") for (int r = 0; r < RR; r++) Q6KS_LOAD(r, b);
+        // The warp's stream rowb / 16 is virtual rows rowb / 4 .. + 3, g their column.
+        Q6KS_LOADS_NB(RR, rowb >> 2, g, total);
         Q6KS_ACT(b)
         const bool valid = g0 + s < total, odd = i & 1;
 #pragma unroll
@@ -423,14 +439,31 @@ extern "C" __global__ void __launch_bounds__(128, 4)
     }
 }
 
-// Rewrites n_blocks Q6_K blocks (210 bytes, file layout) into the split layout above.
-extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, unsigned long long n_blocks) {
-    for (unsigned long long b = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-         b < n_blocks; b += (unsigned long long)gridDim.x * blockDim.x) {
-        const u16 *s = (const u16 *)(src + b * 210);
-        u32 *t = (u32 *)(dst + b * 208);
-        for (int i = 0; i < 52; i++) t[i] = (u32)s[2 * i] | ((u32)s[2 * i + 1] << 16);
-        ((u16 *)(dst + n_blocks * 208))[b] = s[104];
+// Rewrites an n_out × (256 nb) Q6_K matrix (210-byte blocks, file layout) into the split
+// layout in u units (common.cuh; u = 1: the plain split layout), one thread per block; `dst`
+// holds q6s_bytes_u(n_out, nb, u) bytes, zeroed (the last stream's padding rows stay zero).
+// The file's blocks are only 2-byte aligned.
+__device__ __forceinline__ void q6s_copy16(u8 *dst, const u8 *src) {
+    const u16 *s = (const u16 *)src;
+    *(uint4 *)dst = make_uint4((u32)s[0] | ((u32)s[1] << 16), (u32)s[2] | ((u32)s[3] << 16),
+                               (u32)s[4] | ((u32)s[5] << 16), (u32)s[6] | ((u32)s[7] << 16));
+}
+extern "C" __global__ void q6k_split(const u8 *src, u8 *dst, int n_out, int nb, int u) {
+    const unsigned long long n = (unsigned long long)n_out * nb;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const int row = (int)(i / nb), b = (int)(i % nb);
+        int m, s;
+        u8 *part = (u8 *)q6s_part_u(dst, nb, u, row, b, &m, &s);
+        const u8 *blk = src + i * 210;
+        for (int q = 0; q < 4; q++) {
+            const int h = q >> 1, p = q & 1, l = 16 * (4 * s + q);
+            q6s_copy16(part + l, blk + 64 * h + 16 * p);
+            q6s_copy16(part + 64 * m + l, blk + 64 * h + 32 + 16 * p);
+            q6s_copy16(part + 128 * m + l, blk + 128 + 32 * h + 16 * p);
+        }
+        q6s_copy16(part + 192 * m + 16 * s, blk + 192);
+        *(u16 *)(part + 208 * m + 2 * s) = *(const u16 *)(blk + 208);
     }
 }
 

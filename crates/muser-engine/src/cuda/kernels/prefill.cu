@@ -15,7 +15,7 @@
 
 // Rows of a weight matrix dequantized to f16 (n_rows × n_in, row-major), element by element
 // with embed_elem's operations (types 0-6 as embed_gather's); type 7: Q6_K in the split
-// layout of q6k_split (208-byte blocks, their f16 scales d after all blocks).
+// layout of q6k_split (common.cuh).
 extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes, int type,
                                        u16 *out, int n_rows, int n_in) {
     const long long total = (long long)n_rows * n_in;
@@ -26,15 +26,16 @@ extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes
         const int i = (int)(e % n_in);
         float v;
         if (type == 7) {
-            const long long bi = r * nb + i / 256;
-            const u8 *b = w + bi * 208;
-            const u16 dh = ((const u16 *)(w + (long long)n_rows * nb * 208))[bi];
+            const int bk = i / 256, s = bk & 7;
+            int m;
+            const u8 *part = q6s_part(w, nb, (int)r, bk, &m);
+            const u16 dh = *(const u16 *)(part + 208 * m + 2 * s);
             const int j = i % 256, half = j / 128, rr = j % 128, quarter = rr / 32, l = rr % 32;
-            const u8 *ql = b + 64 * half, *qh = b + 128 + 32 * half;
-            const signed char *sc = (const signed char *)(b + 192 + 8 * half);
-            const int lo = ql[l + 32 * (quarter & 1)];
+            const signed char *sc = (const signed char *)(part + 192 * m + 16 * s + 8 * half);
+            const int lo = part[q6s_ql_at(m, s, 64 * half + l + 32 * (quarter & 1))];
             const int nib = quarter < 2 ? lo & 0xF : lo >> 4;
-            const int q = (nib | (((qh[l] >> (2 * quarter)) & 3) << 4)) - 32;
+            const int qhb = part[q6s_qh_at(m, s, 32 * half + l)];
+            const int q = (nib | (((qhb >> (2 * quarter)) & 3) << 4)) - 32;
             v = __fmul_rn(__fmul_rn(h2f(dh), (float)sc[l / 16 + 2 * quarter]), (float)q);
         } else {
             v = embed_elem(w + r * row_bytes, type, i);
@@ -76,18 +77,22 @@ extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_byt
                 v[e] = __fsub_rn(__fmul_rn(d, (float)q), mn);
             }
         } else {
-            // Group j = 4 half + quarter of 32 elements l = 0 .. 31.
-            const long long bi = r * nb + b;
-            const u8 *blk = w + bi * 208;
-            const u16 dh = ((const u16 *)(w + (long long)n_rows * nb * 208))[bi];
-            const int half = j / 4, quarter = j % 4;
-            const uint4 l0 = *(const uint4 *)(blk + 64 * half + 32 * (quarter & 1));
-            const uint4 l1 = *(const uint4 *)(blk + 64 * half + 32 * (quarter & 1) + 16);
-            const uint4 h0 = *(const uint4 *)(blk + 128 + 32 * half);
-            const uint4 h1 = *(const uint4 *)(blk + 128 + 32 * half + 16);
+            // Group j = 4 half + quarter of 32 elements l = 0 .. 31: ql bytes
+            // 64 half + 32 (quarter & 1) .. + 32 and qh bytes 32 half .. + 32, each two
+            // 16-byte pieces of the split layout.
+            const int s = b & 7, half = j / 4, quarter = j % 4;
+            int m;
+            const u8 *blk = q6s_part(w, nb, (int)r, b, &m);
+            const u16 dh = *(const u16 *)(blk + 208 * m + 2 * s);
+            const u8 *qlp = blk + q6s_ql_at(m, s, 64 * half + 32 * (quarter & 1));
+            const u8 *qhp = blk + q6s_qh_at(m, s, 32 * half);
+            const uint4 l0 = *(const uint4 *)qlp;
+            const uint4 l1 = *(const uint4 *)(qlp + 16);
+            const uint4 h0 = *(const uint4 *)qhp;
+            const uint4 h1 = *(const uint4 *)(qhp + 16);
             const u32 lw[8] = {l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w};
             const u32 hw[8] = {h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w};
-            const signed char *sc = (const signed char *)(blk + 192 + 8 * half);
+            const signed char *sc = (const signed char *)(blk + 192 * m + 16 * s + 8 * half);
             const float d0 = __fmul_rn(h2f(dh), (float)sc[2 * quarter]);
             const float d1 = __fmul_rn(h2f(dh), (float)sc[1 + 2 * quarter]);
 #pragma unroll

@@ -58,7 +58,13 @@ impl CudaSession<'_> {
         for m in mats.iter().take(RANGES) {
             // The buffers live in `Cuda`'s weight caches as long as the session.
             let w = if q8 && m.ty == GgmlType::Q6_K && SEG_TYPES.contains(&m.ty) {
-                cuda.device_q6k_split(&model.weights, m)?
+                // The LM head in its kernel's layout (`Cuda::lm_units`), the others in 1 unit.
+                let units = if m.name == model.weights.output.name {
+                    cuda.lm_units(m.n_in)
+                } else {
+                    1
+                };
+                cuda.device_q6k_split(&model.weights, m, units)?
             } else {
                 cuda.device_weights(&model.weights, m)?
             };

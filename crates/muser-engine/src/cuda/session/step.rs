@@ -78,7 +78,7 @@ fn project(
     for (m, y) in mats {
         if act.is_some() && SEG_TYPES.contains(&m.ty) {
             let w = if m.ty == GgmlType::Q6_K {
-                cuda.device_q6k_split(&model.weights, m)?
+                cuda.device_q6k_split(&model.weights, m, q6_units(cuda, m, post))?
             } else {
                 cuda.device_weights(&model.weights, m)?
             };
@@ -101,7 +101,7 @@ fn project(
             .iter_mut()
             .map(|(w, m, y)| Seg {
                 ty: m.ty,
-                split: m.ty == GgmlType::Q6_K,
+                split: (m.ty == GgmlType::Q6_K).then(|| q6_units(cuda, m, post)),
                 w: w.as_view(),
                 y: y.as_view_mut(),
                 n_out: m.n_out,
@@ -147,6 +147,15 @@ fn project(
         return Ok(folded);
     }
     Ok(false)
+}
+
+/// Units of the split layout `project` reads Q6_K matrix `m` in: the LM head's (`post` set)
+/// per `Cuda::lm_units`, else 1.
+fn q6_units(cuda: &Cuda, m: &Matrix, post: Option<(f32, f32)>) -> usize {
+    match post {
+        Some(_) => cuda.lm_units(m.n_in),
+        None => 1,
+    }
 }
 
 /// `blk.12.attn_q.weight` → `attn_q`.
