@@ -88,6 +88,22 @@ fn weights(ty: GgmlType, n_in: usize, n_out: usize, rng: &mut Rng) -> (Vec<u8>, 
     (bytes, deq)
 }
 
+/// A guarded output buffer back from the device: the values between `guard` guard values on
+/// each side, and whether every guard still holds -12345 (nothing written out of bounds).
+fn read_guarded(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    yd: &cudarc::driver::CudaSlice<f32>,
+    guard: usize,
+) -> (Vec<f32>, bool) {
+    let got = stream.clone_dtoh(yd).unwrap();
+    let n = got.len() - 2 * guard;
+    let guards_ok = got[..guard]
+        .iter()
+        .chain(&got[guard + n..])
+        .all(|&v| v == -12345.0);
+    (got[guard..guard + n].to_vec(), guards_ok)
+}
+
 fn op_parity(cuda: &Cuda) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let mut worst = 0f64;
@@ -144,12 +160,8 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         n_tok,
                     )
                     .unwrap();
-                    let got = stream.clone_dtoh(&yd).unwrap();
-                    let guards_ok = got[..GUARD]
-                        .iter()
-                        .chain(&got[GUARD + n_y..])
-                        .all(|&v| v == -12345.0);
-                    let y = &got[GUARD..GUARD + n_y];
+                    let (got, guards_ok) = read_guarded(stream, &yd, GUARD);
+                    let y = &got[..];
                     let finite = y.iter().all(|v| v.is_finite());
                     let err: f64 = y
                         .iter()
@@ -192,12 +204,8 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                         }];
                         cuda.matvec1_q8(SegKernel::default(), &mut segs, &act, n_in, None)
                             .unwrap();
-                        let got = stream.clone_dtoh(&yd).unwrap();
-                        let guards_ok = got[..GUARD]
-                            .iter()
-                            .chain(&got[GUARD + n_y..])
-                            .all(|&v| v == -12345.0);
-                        let y = &got[GUARD..GUARD + n_y];
+                        let (got, guards_ok) = read_guarded(stream, &yd, GUARD);
+                        let y = &got[..];
                         let finite = y.iter().all(|v| v.is_finite());
                         let err: f64 = y
                             .iter()
@@ -231,12 +239,8 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                             };
                             let ran = cuda.matvec1_flat_q6ks(&mut seg, &act, n_in, None).unwrap();
                             if ran.is_some() {
-                                let got = stream.clone_dtoh(&yd).unwrap();
-                                let guards_ok = got[..GUARD]
-                                    .iter()
-                                    .chain(&got[GUARD + n_y..])
-                                    .all(|&v| v == -12345.0);
-                                let y = &got[GUARD..GUARD + n_y];
+                                let (got, guards_ok) = read_guarded(stream, &yd, GUARD);
+                                let y = &got[..];
                                 let differ = y
                                     .iter()
                                     .zip(&seg_y)
