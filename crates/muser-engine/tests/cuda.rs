@@ -712,6 +712,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             lm_flat: !tuned.lm_flat,
             ..tuned
         };
+        // (round z) The FFN gate/up launch over the gate/up streams: the same bits.
+        let flip_streams = DecodeTuning {
+            gate_up_streams: !tuned.gate_up_streams,
+            ..tuned
+        };
         // (round x) The matvec launches' blocks prefetching the next matvec's weights once
         // done: the same bits.
         let flip_tail = DecodeTuning {
@@ -732,6 +737,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             four_warps,
             flip_tail,
             flip_lm_flat,
+            flip_streams,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -823,12 +829,20 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             } else {
                 0
             };
+            // (round z) Over the gate/up streams wherever it is flat (rows in blocks of 32).
+            let streams = count(&|l| l.ends_with(" (streams) flat + swiglu_q8"));
+            let want_streams = if tuned.gate_up_streams && gpu.cfg.n_ff % 32 == 0 {
+                want_flat
+            } else {
+                0
+            };
             let ok_f = folded == expect
                 && flat == want_flat
+                && streams == want_streams
                 && separate == n_layer - expect
                 && (!q4km || !tuned.fold_swiglu || expect == n_layer);
             println!(
-                "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers ({flat} flat) {}",
+                "model {name:20} SwiGLU folded into the gate/up launch in {folded} of {} layers ({flat} flat, {streams} over the gate/up streams) {}",
                 gpu.cfg.n_layer,
                 if ok_f { "ok" } else { "FAIL" }
             );

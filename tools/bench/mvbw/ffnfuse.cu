@@ -72,7 +72,7 @@ __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(128, MINB)
     ffn_fused(const u8 *wg, const u8 *wu, int n_ff, const signed char *qa, const float *da,
               const float *sa, int n_in, float *h, signed char *qo, float *dout, float *so,
               const u8 *wd_c, int n_out, unsigned long long *acc) {
-    gu_swiglu_flat(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    gu_swiglu_flat<false>(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
     cluster_sync_all();
     const int c = blockIdx.x / CL, rank = blockIdx.x % CL;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;

@@ -10,6 +10,8 @@
 // (mvq_one_q6ks_lb4) on the engine's split layout against the split layout before round z
 // (blocks in file order; z1 measured the engine's before and this layout as "tiled"). Every
 // variant is checked bit for bit against the engine's kernel.
+// z7 added the gate/up pair as one buffer of flat-warp streams ("stream (gate+up)"), z8 the
+// engine's gate/up streams (each matrix its half, read by mvq_gu_swiglu_flat_gs).
 // Built and run on the device: bash tools/bench/mvbw/run.sh OUT ilv
 #ifndef MVBW_DEVICE_ONLY
 #include <algorithm>
@@ -27,6 +29,34 @@
 #define L_FILE 0
 #define L_ILV4 1
 #define L_TILED 2
+#define L_STREAM 3
+
+// The FFN gate and up matrices as one buffer of flat-warp streams (round z): block blk of the
+// flat launch (rows 32 blk .. + 31 of both), warp w: stream 4 blk + w of its four units u =
+// 4i + w (gate rows 32 blk + 4u .. + 3 for u < 8, else up rows 32 blk + 4 (u - 8) ..), as the
+// 4-unit split-Q6_K layout does for the LM head: stream column c = i nb + b, trip c / 8 one
+// tile of 4 rows x 8 slots x 144 bytes, row r's part at r x 1152 (8 headers of 16 bytes, then
+// lane L's first and second 16 quant bytes at 128 + 16 L and 640 + 16 L). Needs 4 nb % 8 == 0
+// and n_ff % 32 == 0. One thread per (matrix, row, block).
+__global__ void q4k_gu_stream(const u8 *wg, const u8 *wu, u8 *dst, int n_ff, int nb) {
+    const long long n = 2ll * n_ff * nb;
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < n;
+         t += (long long)gridDim.x * blockDim.x) {
+        const int up = (int)(t / ((long long)n_ff * nb));
+        const long long e = t - (long long)up * n_ff * nb;
+        const int row = (int)(e / nb), b = (int)(e % nb);
+        const int q = row & 31, w = (q & 15) >> 2, r = q & 3, i = (q >> 4) + 2 * up;
+        const int c = i * nb + b, j = c >> 3, sl = c & 7;
+        const u8 *blk = (up ? wu : wg) + e * 144;
+        u8 *part = dst + (size_t)(4 * (row >> 5) + w) * 16 * nb * 144 + (size_t)j * 4608 +
+                   (size_t)r * 1152;
+        *(uint4 *)(part + 16 * sl) = *(const uint4 *)blk;
+        for (int k = 0; k < 4; k++) {
+            *(uint4 *)(part + 128 + 16 * (4 * sl + k)) = *(const uint4 *)(blk + 16 + 32 * k);
+            *(uint4 *)(part + 640 + 16 * (4 * sl + k)) = *(const uint4 *)(blk + 32 + 32 * k);
+        }
+    }
+}
 
 // Block (row, b) of an ilv4 matrix.
 __device__ __forceinline__ size_t ilv4_block(int row, int b, int nb) {
@@ -92,7 +122,18 @@ __global__ void __launch_bounds__(128, 5)
         const int i = g / nb, b = g - i * nb, u = i * 4 + warp, row = r0 + 4 * (u & 7);
         const u8 *base = u < 8 ? wg : wu;
         uint4 hd[4], q0[4], q1[4];
-        if (L == L_TILED) {
+        if (L == L_STREAM) {
+            // The warp's stream; this trip is its tile g0 / 8 (wg: the fused buffer).
+            const u8 *tile = wg + (size_t)(4 * blockIdx.x + warp) * 16 * nb * 144 +
+                             (size_t)(g0 >> 3) * 4608;
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const u8 *part = tile + r * 1152;
+                hd[r] = ld_w16(part + 16 * s);
+                q0[r] = ld_w16(part + 128 + 16 * lane);
+                q1[r] = ld_w16(part + 640 + 16 * lane);
+            }
+        } else if (L == L_TILED) {
             // Super-block b is slot b % 8 of trip b / 8's tile (m blocks) of the row group.
             const int t = b >> 3, sp = b & 7, m = min(8, nb - 8 * t), lq = 16 * (4 * sp + k);
             const u8 *tile = base + (size_t)(row >> 2) * 4 * nb * 144 + (size_t)t * 4608;
@@ -183,7 +224,7 @@ __global__ void __launch_bounds__(128, 4)
 }
 
 #ifndef MVBW_DEVICE_ONLY
-static const char *LNAME[3] = {"file", "ilv4", "tiled"};
+static const char *LNAME[4] = {"file", "ilv4", "tiled", "stream (gate+up)"};
 
 // Weight sets of one matrix shape in the three layouts (sets[l][i]).
 struct Sets {
@@ -283,10 +324,37 @@ int main() {
         mvq_gu_swiglu_flat<<<grid, 128>>>(g.l[0][0], u.l[0][0], n_ff, h, qa, da, sa, n_in, qo, dout,
                                           so);
         CK(cudaMemcpy(ref.data(), h, ref.size() * 4, cudaMemcpyDeviceToHost));
-        GuK gk[3] = {gu_flat_v<L_FILE>, gu_flat_v<L_ILV4>, gu_flat_v<L_TILED>};
-        for (int L = 0; L < 3; L++) {
+        GuK gk[4] = {gu_flat_v<L_FILE>, gu_flat_v<L_ILV4>, gu_flat_v<L_TILED>,
+                     gu_flat_v<L_STREAM>};
+        // The fused stream buffers, from the file-layout sets.
+        std::vector<u8 *> st(count);
+        for (int i = 0; i < count; i++) {
+            CK(cudaMalloc(&st[i], 2 * g.bytes));
+            q4k_gu_stream<<<1024, 256>>>(g.l[0][i], u.l[0][i], st[i], n_ff, n_in / 256);
+        }
+        CK(cudaDeviceSynchronize());
+        // The engine's gate/up streams (each matrix its half: q4k_gu_streams), read by
+        // mvq_gu_swiglu_flat_gs.
+        std::vector<u8 *> eg(count), eu(count);
+        for (int i = 0; i < count; i++) {
+            const size_t gsb = q4g_bytes(n_ff, n_in / 256);
+            CK(cudaMalloc(&eg[i], gsb));
+            CK(cudaMalloc(&eu[i], gsb));
+            CK(cudaMemset(eg[i], 0, gsb));
+            CK(cudaMemset(eu[i], 0, gsb));
+            q4k_gu_streams<<<1024, 256>>>(g.l[0][i], eg[i], n_ff, n_in / 256, 0);
+            q4k_gu_streams<<<1024, 256>>>(u.l[0][i], eu[i], n_ff, n_in / 256, 1);
+        }
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemset(h, 0, n_ff * 4));
+        mvq_gu_swiglu_flat_gs<<<grid, 128>>>(eg[0], eu[0], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+        CK(cudaGetLastError());
+        check("gate/up flat engine streams", h, ref);
+        auto wg_of = [&](int L, int i) { return L == L_STREAM ? st[i] : g.l[L][i]; };
+        auto wu_of = [&](int L, int i) { return L == L_STREAM ? st[i] : u.l[L][i]; };
+        for (int L = 0; L < 4; L++) {
             CK(cudaMemset(h, 0, n_ff * 4));
-            gk[L]<<<grid, 128>>>(g.l[L][0], u.l[L][0], n_ff, h, qa, da, sa, n_in, qo, dout, so);
+            gk[L]<<<grid, 128>>>(wg_of(L, 0), wu_of(L, 0), n_ff, h, qa, da, sa, n_in, qo, dout, so);
             CK(cudaGetLastError());
             char what[96];
             snprintf(what, sizeof what, "gate/up flat %s", LNAME[L]);
@@ -300,14 +368,20 @@ int main() {
             }, 24);
             printf("round %d %-18s %-22s %8.2f us %7.1f GB/s (%d sets)\n", round, "gate/up flat",
                    "engine (file)", te, bytes / te * 1e-3, count);
-            for (int L = 0; L < 3; L++) {
+            for (int L = 0; L < 4; L++) {
                 const double t = time_us([&](int i) {
-                    gk[L]<<<grid, 128>>>(g.l[L][i % count], u.l[L][i % count], n_ff, h, qa, da, sa,
-                                         n_in, qo, dout, so);
+                    gk[L]<<<grid, 128>>>(wg_of(L, i % count), wu_of(L, i % count), n_ff, h, qa, da,
+                                         sa, n_in, qo, dout, so);
                 }, 24);
                 printf("round %d %-18s %-22s %8.2f us %7.1f GB/s\n", round, "gate/up flat", LNAME[L],
                        t, bytes / t * 1e-3);
             }
+            const double tg = time_us([&](int i) {
+                mvq_gu_swiglu_flat_gs<<<grid, 128>>>(eg[i % count], eu[i % count], n_ff, h, qa, da,
+                                                     sa, n_in, qo, dout, so);
+            }, 24);
+            printf("round %d %-18s %-22s %8.2f us %7.1f GB/s\n", round, "gate/up flat",
+                   "engine streams (_gs)", tg, bytes / tg * 1e-3);
         }
     }
     // The Q6_K FFN down projection (6656 x 19968): the engine's mvq_one_q6ks_lb4 on its split

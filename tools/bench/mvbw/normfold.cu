@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(128, 5)
     __shared__ Row row;
     if (PRE) pf_rows<PRE>(wg, (size_t)(n_in >> 8) * 144, blockIdx.x * 32 + 4 * (threadIdx.x >> 5));
     norm_pro<NC>(x, o, wp, 1e-6f, wn, 1e-6f, x_out, n_in, row);
-    gu_swiglu_flat(wg, wu, n_ff, h, row.q, row.d, row.s, n_in, qo, dout, so);
+    gu_swiglu_flat<false>(wg, wu, n_ff, h, row.q, row.d, row.s, n_in, qo, dout, so);
     cluster_sync_all();
 }
 

@@ -142,6 +142,13 @@ pub struct DecodeTuning {
     /// super-block columns, with the logit scale and softcap. Same bits. Measured on the H200
     /// (bench/runs/2026-12-01-h200-y y7, the launch alone): 281-288 → 260-261 µs.
     pub lm_flat: bool,
+    /// The FFN gate and up matrices, where the flat gate/up launch takes them, laid out as
+    /// its warps read them (`kernels/common.cuh`'s gate/up streams: each loop trip's load
+    /// instructions 512 contiguous bytes) and read by `mvq_gu_swiglu_flat_gs`. Same bits.
+    /// Measured on the H200 (bench/runs/2026-12-01-h200-z z9): the launch alone 37.9-38.0 →
+    /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
+    /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
+    pub gate_up_streams: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -352,6 +359,7 @@ impl Default for DecodeTuning {
             one_warps: 1,
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
+            gate_up_streams: true,
         }
     }
 }
@@ -378,6 +386,7 @@ impl DecodeTuning {
         one_warps: 4,
         tail_prefetch: None,
         lm_flat: false,
+        gate_up_streams: false,
     };
 }
 

@@ -65,7 +65,10 @@ pub use launch::{
 };
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
-use seg::{LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL, TP_KERNELS};
+use seg::{
+    LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
+    SWIGLU_STREAMS_KERNEL, TP_KERNELS,
+};
 pub use session::{
     AttnChoice, AttnKernel, AttnShape, CudaSession, Omit, PREFILL_CHUNK, PREFILL_MIN_BATCH,
     TAIL_PREFETCH_LABEL,
@@ -117,6 +120,9 @@ pub struct CudaOptions {
 /// per stream (`Cuda::device_q6k_split`).
 type SplitKey = (String, usize);
 
+/// An FFN gate or up matrix as its half of the gate/up streams, and which (true: up).
+type StreamsHalf = (Arc<CudaSlice<u8>>, bool);
+
 /// A CUDA device with the Muser kernels loaded.
 pub struct Cuda {
     ctx: Arc<CudaContext>,
@@ -144,6 +150,9 @@ pub struct Cuda {
     weights: Mutex<HashMap<String, Arc<CudaSlice<u8>>>>,
     /// Q6_K matrices in the split layout (`device_q6k_split`), by tensor name and units.
     q6k_split: Mutex<HashMap<SplitKey, Arc<CudaSlice<u8>>>>,
+    /// FFN gate/up matrices in their half of the gate/up streams (`device_q4k_streams`), by
+    /// tensor name, with the half (true: up).
+    q4k_streams: Mutex<HashMap<String, StreamsHalf>>,
     /// The batched prefill's f16 copies of the layer matrices (`prefill_cache.rs`), and
     /// whether they may be made.
     f16_copies: prefill_cache::F16Copies,
@@ -242,9 +251,11 @@ impl Cuda {
             .map(|k| k.name)
             .chain([
                 "q6k_split",
+                "q4k_gu_streams",
                 QKV_KERNEL,
                 SWIGLU_KERNEL,
                 SWIGLU_FLAT_KERNEL,
+                SWIGLU_STREAMS_KERNEL,
                 LM_FLAT_KERNEL,
             ])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
@@ -300,6 +311,7 @@ impl Cuda {
             q8_scratch: Mutex::new(None),
             weights: Mutex::new(HashMap::new()),
             q6k_split: Mutex::new(HashMap::new()),
+            q4k_streams: Mutex::new(HashMap::new()),
             f16_copies: Mutex::new(HashMap::new()),
             prefill_weights: opts.prefill_weights,
             device_name,
@@ -331,7 +343,12 @@ impl Cuda {
     pub fn weight_bytes(&self) -> usize {
         let map = self.weights.lock().unwrap_or_else(|e| e.into_inner());
         let split = self.q6k_split.lock().unwrap_or_else(|e| e.into_inner());
-        map.values().chain(split.values()).map(|w| w.len()).sum()
+        let streams = self.q4k_streams.lock().unwrap_or_else(|e| e.into_inner());
+        map.values()
+            .chain(split.values())
+            .chain(streams.values().map(|(w, _)| w))
+            .map(|w| w.len())
+            .sum()
     }
 
     /// `y: [n_tok, n_out] = x: [n_tok, n_in] · Wᵀ` with device buffers (for benchmarks).

@@ -25,7 +25,8 @@ impl Cuda {
     }
 
     /// The `dequant_f16` type code of matrix `m` as the device holds it, and its weights:
-    /// Q6_K in the split layout where the session keeps that copy, else as in the file.
+    /// Q6_K in the split layout and FFN gate/up matrices as the gate/up streams where the
+    /// session keeps those copies, else as in the file.
     pub(crate) fn dequant_source(
         &self,
         weights: &Weights,
@@ -39,6 +40,16 @@ impl Cuda {
         };
         if let Some(w) = split.filter(|_| m.ty == GgmlType::Q6_K) {
             return Ok((7, w));
+        }
+        // 8 and 9: an FFN gate or up matrix in its half of the gate/up streams (while the
+        // decode step reads those: `DecodeTuning::gate_up_streams`).
+        let streams = {
+            let map = self.q4k_streams.lock().unwrap_or_else(|e| e.into_inner());
+            map.get(&m.name).cloned()
+        };
+        let on = m.ty == GgmlType::Q4_K && self.decode_tuning().gate_up_streams;
+        if let Some((w, up)) = streams.filter(|_| on) {
+            return Ok((if up { 9 } else { 8 }, w));
         }
         let code = match (m.ty, super::upload::embed_type_code(m.ty)) {
             (_, Some(code)) => code,
@@ -68,8 +79,8 @@ impl Cuda {
         let (n_in, n_out) = (m.n_in, m.n_out);
         let (code, w) = self.dequant_source(weights, m)?;
         let st = self.stream();
-        // Q4_K and Q6_K (split) 32 elements a thread, the others one.
-        let vec = matches!(code, 4 | 7);
+        // Q4_K (also as gate/up streams) and Q6_K (split) 32 elements a thread, the others one.
+        let vec = matches!(code, 4 | 7 | 8 | 9);
         let name = if vec { "dequant_f16_v" } else { "dequant_f16" };
         let f = self
             .decode

@@ -47,6 +47,10 @@ pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
 /// (`DecodeTuning::gate_up_flat`; the same bits for an even number of super-blocks per row).
 pub(crate) const SWIGLU_FLAT_KERNEL: &str = "mvq_gu_swiglu_flat";
 
+/// `SWIGLU_FLAT_KERNEL` over the gate/up streams (`DecodeTuning::gate_up_streams`,
+/// `Cuda::device_q4k_streams`: each loop trip's loads contiguous runs); the same bits.
+pub(crate) const SWIGLU_STREAMS_KERNEL: &str = "mvq_gu_swiglu_flat_gs";
+
 /// The one-matrix kernels (`DecodeTuning::one_matrix`): a Q4_K matrix with
 /// `mvq_seg_42_lb5`'s work split, a split Q6_K one with `mvq_seg_44_lb4`'s.
 pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
@@ -56,9 +60,10 @@ pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
 
 /// The kernels with the tail prefetch (`DecodeTuning::tail_prefetch`): each plain kernel and
 /// its `_tp` entry (the same bits, four L2 prefetch ranges after the plain arguments).
-pub(crate) const TP_KERNELS: [(&str, &str); 4] = [
+pub(crate) const TP_KERNELS: [(&str, &str); 5] = [
     (QKV_KERNEL, "mvq_seg_42_lb5_qkv_tp"),
     (SWIGLU_FLAT_KERNEL, "mvq_gu_swiglu_flat_tp"),
+    (SWIGLU_STREAMS_KERNEL, "mvq_gu_swiglu_flat_gs_tp"),
     ("mvq_one_q4k_lb5", "mvq_one_q4k_lb5_tp"),
     ("mvq_one_q6ks_lb4", "mvq_one_q6ks_lb4_tp"),
 ];
@@ -86,6 +91,24 @@ pub(crate) const LM_FLAT_KERNEL: &str = "mvq_flat_q6ks_lb4";
 pub(crate) fn flat_applies(n_in: usize) -> bool {
     let nb = n_in / 256;
     nb % 2 == 0 && nb >= 4
+}
+
+/// Bytes of an FFN gate or up matrix of n_ff rows over n_in inputs as its half of the gate/up
+/// streams (`kernels/common.cuh`'s q4g_bytes): per 8 rows (two 4-row units of a warp's
+/// stream) the whole tiles of 4 rows × 8 super-blocks its columns touch, ceil(nb / 4) of them.
+pub fn q4k_streams_bytes(n_ff: usize, n_in: usize) -> usize {
+    (n_ff / 8) * (n_in / 256).div_ceil(4) * 4608
+}
+
+/// Whether an FFN gate/up pair of n_ff rows over n_in inputs can be laid out as the gate/up
+/// streams (`kernels/common.cuh`'s q4g_part): whole blocks of 32 rows, rows the flat launch
+/// takes (`flat_applies`).
+pub(crate) fn streams_apply(n_ff: usize, n_in: usize) -> bool {
+    n_ff % SWIGLU_ROWS == 0
+        && n_ff > 0
+        && n_in % 256 == 0
+        && flat_applies(n_in)
+        && n_ff * (n_in / 256) < i32::MAX as usize
 }
 
 /// Rows of the gate (and of the up) matrix per block of `SWIGLU_KERNEL`: one int8
@@ -202,6 +225,107 @@ fn type_code(ty: GgmlType, split: Option<usize>) -> Result<i32> {
 pub const FLAT_UNITS: usize = 4;
 
 impl Cuda {
+    /// Whether the decode step reads FFN gate/up pair `g`, `u` as the gate/up streams
+    /// (`DecodeTuning::gate_up_streams` with the folded flat launch, both Q4_K of one shape
+    /// that `streams_apply` takes).
+    pub(crate) fn gate_up_streams(
+        &self,
+        g: &crate::weights::Matrix,
+        u: &crate::weights::Matrix,
+    ) -> bool {
+        let t = self.decode_tuning();
+        t.gate_up_streams
+            && t.gate_up_flat
+            && t.fold_swiglu
+            && self.one_token_kernel().is_some()
+            && g.ty == GgmlType::Q4_K
+            && u.ty == GgmlType::Q4_K
+            && (g.n_out, g.n_in) == (u.n_out, u.n_in)
+            && streams_apply(g.n_out, g.n_in)
+    }
+
+    /// An FFN gate (`up` false) or up matrix in its half of the gate/up streams
+    /// (`kernels/common.cuh`'s q4g_part), rewritten on the device from the file's layout (the
+    /// cached upload when there is one, else a temporary copy) and kept by name.
+    pub(crate) fn device_q4k_streams(
+        &self,
+        weights: &crate::weights::Weights,
+        m: &crate::weights::Matrix,
+        up: bool,
+    ) -> Result<std::sync::Arc<CudaSlice<u8>>> {
+        let mut map = self.q4k_streams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((w, half)) = map.get(&m.name) {
+            if *half != up {
+                return Err(Error::Cuda(format!(
+                    "{}: kept as the other half of the gate/up streams",
+                    m.name
+                )));
+            }
+            return Ok(std::sync::Arc::clone(w));
+        }
+        let cached = self
+            .weights
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&m.name)
+            .cloned();
+        let raw = match cached {
+            Some(w) => w,
+            None => std::sync::Arc::new(
+                self.stream
+                    .clone_htod(weights.bytes(m))
+                    .map_err(cuda_err("uploading weights"))?,
+            ),
+        };
+        let out =
+            std::sync::Arc::new(self.q4k_streams_from(&raw.as_view(), m.n_out, m.n_in, up)?);
+        map.insert(m.name.clone(), (std::sync::Arc::clone(&out), up));
+        Ok(out)
+    }
+
+    /// An n_ff × n_in Q4_K matrix in the file's layout rewritten into its half (`up`) of the
+    /// gate/up streams.
+    pub fn q4k_streams_from(
+        &self,
+        raw: &CudaView<'_, u8>,
+        n_ff: usize,
+        n_in: usize,
+        up: bool,
+    ) -> Result<CudaSlice<u8>> {
+        let bytes = n_ff * (n_in / 256) * 144;
+        if !streams_apply(n_ff, n_in) || raw.len() < bytes {
+            return Err(Error::Cuda(format!(
+                "Q4_K gate/up streams: {} bytes for {n_ff} rows of {n_in} (rows in blocks of \
+                 {SWIGLU_ROWS}, an even number of super-blocks, at least 4)",
+                raw.len()
+            )));
+        }
+        let mut out = self
+            .stream
+            .alloc_zeros::<u8>(q4k_streams_bytes(n_ff, n_in))
+            .map_err(cuda_err("allocating gate/up streams"))?;
+        let f = self
+            .seg
+            .get("q4k_gu_streams")
+            .ok_or_else(|| Error::Cuda("kernel q4k_gu_streams not loaded".into()))?;
+        let (rows, nb, half) = (n_ff as i32, (n_in / 256) as i32, i32::from(up));
+        let mut b = self.stream.launch_builder(f);
+        b.arg(raw).arg(&mut out).arg(&rows).arg(&nb).arg(&half);
+        let cfg = LaunchConfig {
+            grid_dim: (
+                (n_ff * (n_in / 256)).div_ceil(256).clamp(1, 65_535) as u32,
+                1,
+                1,
+            ),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: reads n_ff × nb blocks of 144 bytes of `raw` (checked above) and writes each
+        // into its own 144 bytes of `out` (q4g_part, within q4k_streams_bytes).
+        unsafe { b.launch(cfg) }.map_err(cuda_err("launching q4k_gu_streams"))?;
+        Ok(out)
+    }
+
     /// Units of the split layout the decode step reads an LM head of `n_in` columns in:
     /// `FLAT_UNITS` where it takes the flat kernel (`DecodeTuning::lm_flat`, `flat_applies`),
     /// else 1.
@@ -448,6 +572,7 @@ impl Cuda {
         h: &mut CudaViewMut<'_, f32>,
         out: &mut Q8Act,
         flat: bool,
+        streams: bool,
         pf: Option<&[KArg]>,
     ) -> Result<Option<bool>> {
         let applies = gate.0 == GgmlType::Q4_K
@@ -458,10 +583,14 @@ impl Cuda {
         if !applies {
             return Ok(None);
         }
-        let bytes = (n_ff as u64)
-            .checked_mul(n_in as u64)
-            .and_then(|n| GgmlType::Q4_K.bytes_for(n))
-            .unwrap_or(u64::MAX);
+        let bytes = if streams {
+            q4k_streams_bytes(n_ff, n_in) as u64
+        } else {
+            (n_ff as u64)
+                .checked_mul(n_in as u64)
+                .and_then(|n| GgmlType::Q4_K.bytes_for(n))
+                .unwrap_or(u64::MAX)
+        };
         if (gate.1.len() as u64) < bytes
             || (up.1.len() as u64) < bytes
             || h.len() < n_ff
@@ -479,7 +608,15 @@ impl Cuda {
             )));
         }
         let flat = flat && flat_applies(n_in);
-        let (name, pf) = if flat {
+        if streams && !(flat && streams_apply(n_ff, n_in)) {
+            return Err(Error::Cuda(format!(
+                "gate/up + SwiGLU: the gate/up streams of {n_ff} x {n_in} are read by the flat \
+                 launch only (flat {flat})"
+            )));
+        }
+        let (name, pf) = if streams {
+            with_tail_prefetch(SWIGLU_STREAMS_KERNEL, pf)
+        } else if flat {
             with_tail_prefetch(SWIGLU_FLAT_KERNEL, pf)
         } else {
             (SWIGLU_KERNEL, &[][..])
@@ -749,7 +886,7 @@ fn act_args(act: &Q8Act, n_in: usize, st: &CudaStream) -> [KArg; 4] {
 
 #[cfg(test)]
 mod tests {
-    use super::{flat_applies, q6k_split_bytes, FLAT_UNITS};
+    use super::{flat_applies, q4k_streams_bytes, q6k_split_bytes, streams_apply, FLAT_UNITS};
 
     #[test]
     fn flat_gate_up_only_where_it_gives_the_same_bits() {
@@ -793,5 +930,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn gate_up_streams_sizes_and_shapes() {
+        // The 30B FFN (19,968 rows of 26 super-blocks): 2,496 streams of 8 rows a matrix, 7
+        // tiles each (the trip that crosses from gate into up padded in both halves).
+        assert_eq!(q4k_streams_bytes(19_968, 6656), 2496 * 7 * 4608);
+        assert_eq!(q4k_streams_bytes(19_968, 6656), 19_968 * 26 * 144 / 26 * 28);
+        // 4 super-blocks (the mid parity model): no padding.
+        assert_eq!(q4k_streams_bytes(64, 1024), 64 * 4 * 144);
+        assert!(streams_apply(19_968, 6656) && streams_apply(2560, 1536));
+        // Rows not in blocks of 32, or rows the flat launch does not take: the file's layout.
+        assert!(!streams_apply(19_960, 6656) && !streams_apply(0, 6656));
+        assert!(!streams_apply(19_968, 6400) && !streams_apply(19_968, 512));
     }
 }

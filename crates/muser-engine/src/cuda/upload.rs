@@ -72,6 +72,9 @@ pub(crate) enum Layout {
     /// Q6_K rewritten into the split layout of the segment kernels, in that many units of 4
     /// rows per stream (`Cuda::device_q6k_split`).
     Q6kSplit(usize),
+    /// An FFN gate (false) or up (true) matrix as its half of the gate/up streams
+    /// (`Cuda::device_q4k_streams`).
+    Q4kStreams(bool),
 }
 
 /// The chunks `(offset, len)` a matrix of `len` bytes is staged in.
@@ -180,8 +183,15 @@ impl Cuda {
         };
         let mut mats: Vec<(&Matrix, Layout)> = Vec::new();
         for l in &w.layers {
+            // The FFN gate and up matrices as the decode step's gate/up launch reads them.
+            let streams = split && self.gate_up_streams(&l.ffn_gate, &l.ffn_up);
             for m in l.matrices() {
-                mats.push((m, layout(m, 1)));
+                let lay = match (streams, m.name == l.ffn_gate.name, m.name == l.ffn_up.name) {
+                    (true, true, _) => Layout::Q4kStreams(false),
+                    (true, _, true) => Layout::Q4kStreams(true),
+                    _ => layout(m, 1),
+                };
+                mats.push((m, lay));
             }
         }
         // The LM head in the layout its kernel reads (`Cuda::lm_units`).
@@ -267,6 +277,9 @@ impl Cuda {
         match lay {
             Layout::File => lock(&self.weights).contains_key(&m.name),
             Layout::Q6kSplit(u) => lock(&self.q6k_split).contains_key(&(m.name.clone(), u)),
+            Layout::Q4kStreams(up) => lock(&self.q4k_streams)
+                .get(&m.name)
+                .is_some_and(|(_, h)| *h == up),
         }
     }
 
@@ -280,6 +293,10 @@ impl Cuda {
             Layout::Q6kSplit(u) => {
                 let out = self.q6k_split_from(&dev.as_view(), m.n_out, m.n_in, u)?;
                 lock(&self.q6k_split).insert((m.name.clone(), u), std::sync::Arc::new(out));
+            }
+            Layout::Q4kStreams(up) => {
+                let out = self.q4k_streams_from(&dev.as_view(), m.n_out, m.n_in, up)?;
+                lock(&self.q4k_streams).insert(m.name.clone(), (std::sync::Arc::new(out), up));
             }
         }
         Ok(())

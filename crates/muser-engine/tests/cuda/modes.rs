@@ -248,6 +248,21 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ),
             ]
         }),
+        // (round z) The flat gate/up launch over the gate/up streams against the file's layout
+        // (the same bits).
+        Some("streams") => ab(&|t| {
+            vec![
+                ("default", t, false),
+                (
+                    "gate/up streams flipped",
+                    DecodeTuning {
+                        gate_up_streams: !t.gate_up_streams,
+                        ..t
+                    },
+                    true,
+                ),
+            ]
+        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();

@@ -118,6 +118,23 @@ pub(crate) fn prefill_checks(dev: &Cuda, case: &OracleCase, fast: &[f32]) -> (us
         if ok { "ok" } else { "FAIL" }
     );
     tally(ok, &mut pass, &mut fail);
+    // (round z) The FFN gate/up matrices dequantized (and the decode steps' gate/up launches)
+    // from the gate/up streams against the file's layout: the same bits.
+    let tuned = dev.decode_tuning();
+    let default = run();
+    dev.set_decode_tuning(DecodeTuning {
+        gate_up_streams: !tuned.gate_up_streams,
+        ..tuned
+    });
+    let flipped = run();
+    dev.set_decode_tuning(tuned);
+    let diff = bits_differ(&default, &flipped);
+    println!(
+        "model {name:20} prefill and decode with the gate/up streams flipped (default {}): {diff} logits differ {}",
+        tuned.gate_up_streams,
+        if diff == 0 { "ok" } else { "FAIL" }
+    );
+    tally(diff == 0, &mut pass, &mut fail);
     (pass, fail)
 }
 

@@ -75,6 +75,32 @@ __device__ __forceinline__ const u8 *q6s_part_u(const u8 *w, int nb, int u, int 
     *s = c & 7;
     return q6s_part(w, u * nb, 4 * (row / (4 * u)) + (row & 3), c, m);
 }
+// The FFN gate and up matrices (Q4_K, n_ff rows of nb super-blocks; n_ff % 32 == 0, nb even
+// and at least 4) laid out for the flat gate/up launch's warps (mvq1.cu's gu_swiglu_flat<true>;
+// round z): warp w of block blk streams four 4-row units u = 4i + w (gate rows 32 blk + 4u ..
+// + 3 for u < 8, up rows 32 blk + 4 (u - 8) .. + 3 for u >= 8), super-block b of unit i at
+// stream column c = i nb + b, 8 columns (slots) per loop trip t = c / 8. Each matrix holds its
+// half of every stream (gate: columns 0 .. 2 nb, up: 2 nb .. 4 nb) as the Q4G_TILES(nb) whole
+// tiles of the trips it touches (from trip Q4G_TRIP0(nb, up)), stream 4 blk + w at
+// (4 blk + w) Q4G_TILES 4608; a tile is 4 rows x 8 slots x 144 bytes, row r's part at 1152 r:
+// 8 headers of 16 bytes, then lane L's first and second 16 quant bytes of its quarter k at
+// 128 + 16 L and 640 + 16 L (L = 4 slot + k); the slots of the other half's columns (the
+// trip that crosses from gate into up, where nb % 4 == 2) stay zero. So every load
+// instruction of a trip reads 512 contiguous bytes at constant offsets. Returns row `row`'s
+// part of the tile holding its super-block b, and b's slot in it.
+#define Q4G_TILES(nb) (((nb) + 3) >> 2)
+#define Q4G_TRIP0(nb, up) ((up) ? (nb) >> 2 : 0)
+__host__ __device__ __forceinline__ size_t q4g_bytes(int n_ff, int nb) {
+    return (size_t)(n_ff >> 3) * Q4G_TILES(nb) * 4608;
+}
+__device__ __forceinline__ const u8 *q4g_part(const u8 *w, int nb, int up, int row, int b,
+                                              int *slot) {
+    const int q = row & 31, c = ((q >> 4) + 2 * up) * nb + b;
+    *slot = c & 7;
+    return w + (size_t)(4 * (row >> 5) + ((q & 15) >> 2)) * Q4G_TILES(nb) * 4608 +
+           (size_t)((c >> 3) - Q4G_TRIP0(nb, up)) * 4608 + (size_t)1152 * (q & 3);
+}
+
 // Byte o (0 .. 127) of block slot s's ql, its half h = o / 64, in a part of m blocks.
 __device__ __forceinline__ int q6s_ql_at(int m, int s, int o) {
     const int h = o >> 6, w = o & 63;

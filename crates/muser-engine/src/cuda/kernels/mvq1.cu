@@ -686,6 +686,14 @@ extern "C" __global__ void __launch_bounds__(128, 5)
 // which needs nb >= 7 or an even nb >= 4 (a trip then touches at most two units, and a unit
 // is summed before the one after next starts; nb 5 fails). The host takes this for even
 // nb >= 4 only (seg.rs flat_applies).
+// GS: the weights in the gate/up streams of common.cuh (q4g_part; each trip's load
+// instructions 512 contiguous bytes at constant offsets) instead of the file's layout; the
+// same arithmetic in the same order, so the same bits. Measured on the H200
+// (bench/runs/2026-12-01-h200-z z9): alone (tools/bench/mvbw/ilv.cu, DRAM-cold) 37.9-38.0 →
+// 37.4-37.5 µs; in the token +0.9 % at depth 0, +0.7 % at 32,768. The same streams with a
+// part of m blocks for the trip that crosses from gate into up instead of a padded tile (each
+// offset a product with m) measured no faster than the file's layout (z8).
+template <bool GS>
 __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h,
                                                const signed char *qa, const float *da,
                                                const float *sa, int n_in, signed char *qo,
@@ -701,10 +709,25 @@ __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n
     for (int g0 = 0; g0 < total; g0 += 8) {
         const int g = min(g0 + s, total - 1);
         const int i = g / nb, b = g - i * nb, u = i * 4 + warp;
-        const u8 *w = (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
         uint4 hd[4], q0[4], q1[4];
+        if (GS) {
+            // This trip's tile of the warp's stream in gate's or up's half (slot s: g = g0 + s).
+            const int up = i >= 2;
+            const u8 *tile = (up ? wu : wg) +
+                             (size_t)(4 * blockIdx.x + warp) * Q4G_TILES(nb) * 4608 +
+                             (size_t)((g0 >> 3) - Q4G_TRIP0(nb, up)) * 4608;
 #pragma unroll
-        for (int r = 0; r < 4; r++) Q4K_LOAD(w + r * row_bytes, k, hd[r], q0[r], q1[r]);
+            for (int r = 0; r < 4; r++) {
+                hd[r] = ld_w16(tile + 1152 * r + 16 * s);
+                q0[r] = ld_w16(tile + 1152 * r + 128 + 16 * lane);
+                q1[r] = ld_w16(tile + 1152 * r + 640 + 16 * lane);
+            }
+        } else {
+            const u8 *w =
+                (u < 8 ? wg : wu) + (size_t)(r0 + 4 * (u & 7)) * row_bytes + (size_t)b * 144;
+#pragma unroll
+            for (int r = 0; r < 4; r++) Q4K_LOAD(w + r * row_bytes, k, hd[r], q0[r], q1[r]);
+        }
         Q4K_ACT(x, qa, da, sa, b, k);
         const bool valid = g0 + s < total, odd = i & 1;
 #pragma unroll
@@ -726,7 +749,7 @@ extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_gu_swiglu_flat(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
                        const float *da, const float *sa, int n_in, signed char *qo,
                        float *dout, float *so) {
-    gu_swiglu_flat(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    gu_swiglu_flat<false>(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
 }
 
 // mvq_gu_swiglu_flat with the tail prefetch (ONE_ENTRY_TP's; the FFN down projection's rows).
@@ -734,6 +757,40 @@ extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_gu_swiglu_flat_tp(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
                           const float *da, const float *sa, int n_in, signed char *qo,
                           float *dout, float *so, PF_ARGS) {
-    gu_swiglu_flat(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    gu_swiglu_flat<false>(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
     prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
+}
+
+// The two entries above over the gate/up streams (DecodeTuning::gate_up_streams).
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu_flat_gs(const u8 *wg, const u8 *wu, int n_ff, float *h, const signed char *qa,
+                          const float *da, const float *sa, int n_in, signed char *qo,
+                          float *dout, float *so) {
+    gu_swiglu_flat<true>(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+}
+extern "C" __global__ void __launch_bounds__(128, 5)
+    mvq_gu_swiglu_flat_gs_tp(const u8 *wg, const u8 *wu, int n_ff, float *h,
+                             const signed char *qa, const float *da, const float *sa, int n_in,
+                             signed char *qo, float *dout, float *so, PF_ARGS) {
+    gu_swiglu_flat<true>(wg, wu, n_ff, h, qa, da, sa, n_in, qo, dout, so);
+    prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
+}
+
+// Rewrites an n_ff × (256 nb) Q4_K matrix (file layout) into its half (`up`: 0 gate, 1 up) of
+// the gate/up streams (common.cuh's q4g_part), one thread per block; `dst` holds
+// q4g_bytes(n_ff, nb) bytes, zeroed. n_ff % 32 == 0, nb even and at least 4 (the host checks).
+extern "C" __global__ void q4k_gu_streams(const u8 *src, u8 *dst, int n_ff, int nb, int up) {
+    const unsigned long long n = (unsigned long long)n_ff * nb;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const int row = (int)(i / nb), b = (int)(i % nb);
+        int slot;
+        u8 *part = (u8 *)q4g_part(dst, nb, up, row, b, &slot);
+        const uint4 *blk = (const uint4 *)(src + i * 144);
+        *(uint4 *)(part + 16 * slot) = blk[0];
+        for (int k = 0; k < 4; k++) {
+            *(uint4 *)(part + 128 + 16 * (4 * slot + k)) = blk[1 + 2 * k];
+            *(uint4 *)(part + 640 + 16 * (4 * slot + k)) = blk[2 + 2 * k];
+        }
+    }
 }

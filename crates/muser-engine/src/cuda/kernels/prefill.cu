@@ -44,7 +44,8 @@ extern "C" __global__ void dequant_f16(const u8 *w, unsigned long long row_bytes
     }
 }
 
-// dequant_f16 for Q4_K (type 4) and Q6_K split (type 7) with one thread per 32 consecutive
+// dequant_f16 for Q4_K (type 4; 8 and 9: the gate and up halves of the gate/up streams) and
+// Q6_K split (type 7) with one thread per 32 consecutive
 // elements: 16-byte loads of the quants, 16-byte stores of the halves, the scale (and min)
 // once per thread; per element the same operations as dequant_f16 (the same halves).
 __device__ __forceinline__ u32 pack2(float a, float b) {
@@ -59,16 +60,29 @@ extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_byt
         const long long r = gi / (nb * 8);
         const int rem = (int)(gi % (nb * 8)), b = rem / 8, j = rem % 8;
         float v[32];
-        if (type == 4) {
-            // Sub-block j = 2k + hi: low (hi 0) or high nibbles of qs[32k .. 32k + 32).
-            const u8 *blk = w + r * row_bytes + (size_t)b * 144;
+        if (type == 4 || type == 8 || type == 9) {
+            // Sub-block j = 2k + hi: low (hi 0) or high nibbles of qs[32k .. 32k + 32); types
+            // 8 and 9: the block's header and quarter k's two 16-byte pieces in the gate
+            // (8) or up (9) half of the gate/up streams (common.cuh's q4g_part).
             const int k = j / 2, hi = j % 2;
+            const u8 *blk, *qp0, *qp1;
+            if (type == 4) {
+                blk = w + r * row_bytes + (size_t)b * 144;
+                qp0 = blk + 16 + 32 * k;
+                qp1 = blk + 32 + 32 * k;
+            } else {
+                int slot;
+                const u8 *part = q4g_part(w, nb, type == 9, (int)r, b, &slot);
+                blk = part + 16 * slot;
+                qp0 = part + 128 + 16 * (4 * slot + k);
+                qp1 = part + 640 + 16 * (4 * slot + k);
+            }
             int sc, m;
             scale_min_k4(j, blk + 4, &sc, &m);
             const float d = __fmul_rn(h2f(ld_u16(blk)), (float)sc);
             const float mn = __fmul_rn(h2f(ld_u16(blk + 2)), (float)m);
-            const uint4 q0 = *(const uint4 *)(blk + 16 + 32 * k);
-            const uint4 q1 = *(const uint4 *)(blk + 32 + 32 * k);
+            const uint4 q0 = *(const uint4 *)qp0;
+            const uint4 q1 = *(const uint4 *)qp1;
             const u32 qw[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
 #pragma unroll
             for (int e = 0; e < 32; e++) {

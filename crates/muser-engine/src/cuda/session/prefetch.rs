@@ -55,9 +55,25 @@ impl CudaSession<'_> {
         let (cuda, model) = (self.cuda, self.model);
         let st = cuda.stream();
         let mut args = Vec::with_capacity(2 * RANGES);
+        // A layer's FFN gate and up matrices as the gate/up launch reads them.
+        let gate_up = |m: &Matrix| {
+            model.weights.layers.iter().find_map(|l| {
+                let up = if l.ffn_gate.name == m.name {
+                    false
+                } else if l.ffn_up.name == m.name {
+                    true
+                } else {
+                    return None;
+                };
+                Some(up).filter(|_| cuda.gate_up_streams(&l.ffn_gate, &l.ffn_up))
+            })
+        };
         for m in mats.iter().take(RANGES) {
             // The buffers live in `Cuda`'s weight caches as long as the session.
-            let w = if q8 && m.ty == GgmlType::Q6_K && SEG_TYPES.contains(&m.ty) {
+            let streams = if q8 { gate_up(m) } else { None };
+            let w = if let Some(up) = streams {
+                cuda.device_q4k_streams(&model.weights, m, up)?
+            } else if q8 && m.ty == GgmlType::Q6_K && SEG_TYPES.contains(&m.ty) {
                 // The LM head in its kernel's layout (`Cuda::lm_units`), the others in 1 unit.
                 let units = if m.name == model.weights.output.name {
                     cuda.lm_units(m.n_in)

@@ -256,16 +256,27 @@ impl CudaSession<'_> {
     /// The FFN gate and up products with SwiGLU and its quantization folded in
     /// (`Cuda::matvec1_q8_swiglu`: `g` gets SwiGLU's output, `act_ff` its int8 row), from the
     /// int8 row in `act`, as one stream of columns per warp with `flat`
-    /// (`DecodeTuning::gate_up_flat`); returns whether it applied (both matrices Q4_K of one
-    /// shape). `pf`: L2 prefetch ranges for the flat launch's blocks to issue once done.
+    /// (`DecodeTuning::gate_up_flat`), over the gate/up streams where `Cuda::gate_up_streams`
+    /// says; returns whether it applied (both matrices Q4_K of one shape). `pf`: L2 prefetch
+    /// ranges for the flat launch's blocks to issue once done.
     fn gate_up_swiglu(&mut self, w: &LayerWeights, flat: bool, pf: Option<&[Arg]>) -> Result<bool> {
         let (cuda, model) = (self.cuda, self.model);
         let (g, u) = (&w.ffn_gate, &w.ffn_up);
         if g.n_out != u.n_out || g.n_in != u.n_in {
             return Ok(false);
         }
-        let wg = cuda.device_weights(&model.weights, g)?;
-        let wu = cuda.device_weights(&model.weights, u)?;
+        let streams = cuda.gate_up_streams(g, u);
+        let (wg, wu) = if streams {
+            (
+                cuda.device_q4k_streams(&model.weights, g, false)?,
+                cuda.device_q4k_streams(&model.weights, u, true)?,
+            )
+        } else {
+            (
+                cuda.device_weights(&model.weights, g)?,
+                cuda.device_weights(&model.weights, u)?,
+            )
+        };
         let ran = cuda.matvec1_q8_swiglu(
             (g.ty, &wg.as_view()),
             (u.ty, &wu.as_view()),
@@ -275,11 +286,16 @@ impl CudaSession<'_> {
             &mut self.s.g.as_view_mut(),
             &mut self.act_ff,
             flat,
+            streams,
             pf,
         )?;
         if let Some(flat) = ran {
             let bytes = g.row_bytes() * g.n_out + u.row_bytes() * u.n_out;
-            let how = if flat { " flat" } else { "" };
+            let how = match (streams, flat) {
+                (true, _) => " (streams) flat",
+                (false, true) => " flat",
+                (false, false) => "",
+            };
             let tp = if flat && pf.is_some() {
                 TAIL_PREFETCH_LABEL
             } else {
