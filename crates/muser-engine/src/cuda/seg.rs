@@ -263,24 +263,34 @@ impl Cuda {
             }
             return Ok(std::sync::Arc::clone(w));
         }
+        let raw = self.file_copy(weights, m)?;
+        let out =
+            std::sync::Arc::new(self.q4k_streams_from(&raw.as_view(), m.n_out, m.n_in, up)?);
+        map.insert(m.name.clone(), (std::sync::Arc::clone(&out), up));
+        Ok(out)
+    }
+
+    /// Matrix `m` on the device in the file's layout, to rewrite into another: the cached
+    /// upload when there is one, else a temporary copy (not cached).
+    fn file_copy(
+        &self,
+        weights: &crate::weights::Weights,
+        m: &crate::weights::Matrix,
+    ) -> Result<std::sync::Arc<CudaSlice<u8>>> {
         let cached = self
             .weights
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&m.name)
             .cloned();
-        let raw = match cached {
-            Some(w) => w,
-            None => std::sync::Arc::new(
+        match cached {
+            Some(w) => Ok(w),
+            None => Ok(std::sync::Arc::new(
                 self.stream
                     .clone_htod(weights.bytes(m))
                     .map_err(cuda_err("uploading weights"))?,
-            ),
-        };
-        let out =
-            std::sync::Arc::new(self.q4k_streams_from(&raw.as_view(), m.n_out, m.n_in, up)?);
-        map.insert(m.name.clone(), (std::sync::Arc::clone(&out), up));
-        Ok(out)
+            )),
+        }
     }
 
     /// An n_ff × n_in Q4_K matrix in the file's layout rewritten into its half (`up`) of the
@@ -781,20 +791,7 @@ impl Cuda {
         if let Some(w) = map.get(&key) {
             return Ok(std::sync::Arc::clone(w));
         }
-        let cached = self
-            .weights
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&m.name)
-            .cloned();
-        let raw = match cached {
-            Some(w) => w,
-            None => std::sync::Arc::new(
-                self.stream
-                    .clone_htod(weights.bytes(m))
-                    .map_err(cuda_err("uploading weights"))?,
-            ),
-        };
+        let raw = self.file_copy(weights, m)?;
         let out = self.q6k_split_from(&raw.as_view(), m.n_out, m.n_in, units)?;
         let out = std::sync::Arc::new(out);
         map.insert(key, std::sync::Arc::clone(&out));
