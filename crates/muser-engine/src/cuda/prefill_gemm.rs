@@ -106,7 +106,8 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         // SAFETY: the weights hold n_out rows of `row_bytes` (the split layout: its
-        // q6k_split_bytes); `dst` n_out × n_in halves (the caller's contract).
+        // q6k_split_bytes; the gate/up streams: q4k_streams_bytes); `dst` n_out × n_in halves
+        // (the caller's contract).
         unsafe { launch_ex(st, f, cfg, &args, 1) }
     }
 
