@@ -57,6 +57,60 @@ struct __align__(16) Row {
 // The norm tail (mode 2 of norm_tail_cl<true>) as a cluster prologue: x' = x + norm(o)·wp,
 // h = norm(x')·wn, h into row (every block ends with the whole row). Blocks of 128 threads,
 // 8 values per thread per chunk, at most two chunks per thread (n / NC ≤ 2,048).
+// The engine's exchange before 2026-12-02 (pull: each block's slot read by the others after a
+// release/acquire cluster barrier), which this benchmark's folded norm keeps.
+// `dsmem_ld` of four floats (p 16-byte aligned).
+__device__ __forceinline__ float4 dsmem_ld4(const float4 *p, u32 rank) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned long long s;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    u32 r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(r)
+                 : "memory");
+#endif
+    return v;
+}
+
+// Four cluster-wide sums at once over a cluster of NC blocks (every thread of every block gets
+// them, the same bits in every block: each block's sums in its slot, read in rank order).
+template <int NC = NC_BLOCKS>
+__device__ __forceinline__ float4 cluster_sum4_pull(float4 v, float4 *sh4, float4 *slot) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+        v.z += __shfl_xor_sync(0xffffffffu, v.z, o);
+        v.w += __shfl_xor_sync(0xffffffffu, v.w, o);
+    }
+    if ((threadIdx.x & 31) == 0) sh4[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float4 b = sh4[0];
+        for (int w = 1; w < (int)((blockDim.x + 31) >> 5); w++) {
+            b.x += sh4[w].x;
+            b.y += sh4[w].y;
+            b.z += sh4[w].z;
+            b.w += sh4[w].w;
+        }
+        *slot = b;
+    }
+    cluster_sync_all();
+    float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (u32 r = 0; r < NC; r++) {
+        const float4 b = dsmem_ld4(slot, r);
+        t.x += b.x;
+        t.y += b.y;
+        t.z += b.z;
+        t.w += b.w;
+    }
+    return t;
+}
+
 template <int NC>
 __device__ __forceinline__ void norm_pro(const float *x, const float *o, const float *wp,
                                          float eps_post, const float *wn, float eps,
@@ -90,7 +144,7 @@ __device__ __forceinline__ void norm_pro(const float *x, const float *o, const f
             p.w = __fmaf_rn(op, op, p.w);
         }
     }
-    const float4 t = cluster_sum4<NC>(p, sh4, &slot4);
+    const float4 t = cluster_sum4_pull<NC>(p, sh4, &slot4);
     const float scale = rsqrtf(t.x / n + eps_post);
     const float v = t.y + scale * (2.0f * t.z + scale * t.w);
     const float scale2 = rsqrtf((v < 0.0f ? 0.0f : v) / n + eps);

@@ -275,6 +275,42 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("gate_up 7", with(p.blocks, 7), false),
             ]
         }),
+        // (2026-12-02, a1's leads after round z's layouts) more extra blocks with larger
+        // Q/K/V/gate and output-projection shares, one at a time and together.
+        Some("pfcombo") => ab(&|t| {
+            let p = t.l2_prefetch.unwrap_or_default();
+            let with = |b, q, o| prefetch_tune(t, (b, q, o, p.gate_up));
+            let (b, q, o) = (p.blocks, p.qkvg, p.o_proj);
+            vec![
+                ("default", t, false),
+                ("blocks x 1.5", with(b * 3 / 2, q, o), false),
+                (
+                    "blocks x 1.5, o_proj x 4/3",
+                    with(b * 3 / 2, q, o * 4 / 3),
+                    false,
+                ),
+                (
+                    "blocks x 1.5, qkvg x 4/3",
+                    with(b * 3 / 2, q * 4 / 3, o),
+                    false,
+                ),
+                (
+                    "blocks x 1.5, both x 4/3",
+                    with(b * 3 / 2, q * 4 / 3, o * 4 / 3),
+                    false,
+                ),
+                (
+                    "blocks x 2, both x 4/3",
+                    with(b * 2, q * 4 / 3, o * 4 / 3),
+                    false,
+                ),
+                (
+                    "blocks x 2, both x 3/2",
+                    with(b * 2, q * 3 / 2, o * 3 / 2),
+                    false,
+                ),
+            ]
+        }),
         // The tensor-core attention's shapes (its chunk and ring, the rows per split of long
         // caches, the shortest cache it takes) against the default.
         Some("mma") => ab(&|t| {

@@ -186,6 +186,89 @@ __device__ __forceinline__ float dsmem_ld(const float *p, u32 rank) {
     return v;
 }
 
+// A cluster exchange by pushes (sm_90): each block's values are stored into every block's
+// shared memory with st.async, which counts their bytes on the receiving block's mbarrier,
+// and each block waits on its own mbarrier, then reads what it received locally. The
+// release/acquire cluster barrier of a pull exchange (a block's own slot, barrier, remote
+// loads) compiles to MEMBAR.ALL.GPU + the barrier + an L1 invalidation; here the only cluster
+// barriers are relaxed: one after the mbarriers' set-up (arrived at the start, waited on
+// before the first push), and one that keeps every block in the kernel until the whole
+// cluster has received (arrived after the receipt, waited on before leaving).
+//   push_init(bar, n, bytes)  at the start, every thread (thread 0 sets up the n mbarriers
+//                             bar[0 .. n), one per exchange, each for `bytes` bytes)
+//   push_ready()              every thread, once, before the block's first push
+//   push_f4(dst, rank, v, &bar[k])  any thread: v into block `rank`'s dst (16-byte aligned)
+//   push_wait(&bar[k])        every thread: all of exchange k has landed in this block
+//   push_done() ... push_leave()  every thread: after its last exchange; before it leaves
+// Each exchange's mbarrier completes its phase once: one exchange per mbarrier per launch.
+__device__ __forceinline__ u32 shared_u32(const void *p) {
+    unsigned long long s;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    return (u32)s;
+}
+__device__ __forceinline__ void push_init(unsigned long long *bar, int n, u32 bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < n; i++) {
+            const u32 b = shared_u32(bar + i);
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(b) : "memory");
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b),
+                         "r"(bytes)
+                         : "memory");
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void push_ready() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void push_f4(const float4 *dst, u32 rank, float4 v,
+                                        unsigned long long *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    u32 d, b;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(d) : "r"(shared_u32(dst)), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(b) : "r"(shared_u32(bar)), "r"(rank));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%2, %3, %4, "
+                 "%5}, [%1];" ::"r"(d),
+                 "r"(b), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void push_wait(unsigned long long *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const u32 b = shared_u32(bar);
+    u32 done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(b)
+                     : "memory");
+#endif
+}
+__device__ __forceinline__ void push_done() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void push_leave() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+// This block's rank in its cluster.
+__device__ __forceinline__ u32 cluster_rank() {
+    u32 r = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+    return r;
+}
+
 // QK-norm and RoPE of one head, shared by qk_norm_rope_store (decode.cu) and the Q/K/V/gate
 // segment kernel that folds it in (mvq1.cu), so that both give the same bits.
 // The sum of squares is taken in qk_norm_rope_store's order: 64 threads, thread t summing

@@ -561,18 +561,20 @@ ONE_ENTRY_TP(mvq_one_q6ks_lb4, q6ks_rows, 4)
 
 // The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
 // (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds
-// one head (both Q4_K), each block 4 RR4 of its rows. The blocks keep their rows in shared
-// memory; after a cluster barrier every warp reads the head's hd values through distributed
-// shared memory and takes the sum of squares in qk_norm_rope_store's order (head_sumsq), then
-// each block normalizes, rotates (qk_pair) and writes its own rows, and for K their f16 copy
-// into cache row *slot_p. V blocks write their rows' f16 copy there too. The second barrier
-// keeps every block's shared rows alive until the cluster has read them. The host launches
-// this only when every segment's blocks are whole clusters. Same bits as the separate kernel.
+// one head (both Q4_K), each block 4 RR4 of its rows. Each block pushes its rows into every
+// block's copy of the head (common.cuh's push_*: st.async counted on the receiver's mbarrier);
+// once its copy is whole, every warp takes the sum of squares in qk_norm_rope_store's order
+// (head_sumsq), then each block normalizes, rotates (qk_pair) and writes its own rows, and for
+// K their f16 copy into cache row *slot_p. V blocks write their rows' f16 copy there too. No
+// block leaves before the cluster has received (push_leave). The host launches this only when
+// every segment's blocks are whole clusters. Same bits as the separate kernel.
+// By pushes instead of remote loads between two release/acquire cluster barriers: 15.37 →
+// 15.05 µs per launch (event-timed; bench/runs/2026-12-02-h200-a a3).
 template <int RR4, int RR6>
 __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *kw, int hd,
                                         float eps, const float *cs, int rope, u16 *kc,
                                         u16 *vc, const int *slot_p) {
-    __shared__ float vals[4 * RR4];
+    __shared__ __align__(16) float vals[4 * RR4];
     const int b = blockIdx.x;
     if (b >= b3) {
         seg_rows<RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, 0, 1.0f, 0.0f);
@@ -588,15 +590,30 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
             vc[row + r0 + i] = f2h(y2[r0 + i]);
         return;
     }
+    // The head's hd values (at most 8 blocks of 4 RR4 rows: the host's cluster limit), pushed
+    // by every block of the cluster (common.cuh's push_*).
+    __shared__ float4 head4[8 * RR4];
+    __shared__ unsigned long long pbar;
+    push_init(&pbar, 1, 4 * hd);
     const bool is_k = b >= b1;
     const int rb = 4 * RR4, blk = is_k ? b - b1 : b, warp = threadIdx.x >> 5;
     float *y = is_k ? y1 : y0;
     q4k_rows<RR4>(is_k ? w1 : w0, qa, da, sa, vals + warp * RR4, n_in, is_k ? n1 : n0,
                   blk * rb + warp * RR4, 0, 1.0f, 0.0f);
-    cluster_sync_all();
-    const float ss = head_sumsq(hd, [&](int i) { return dsmem_ld(&vals[i % rb], i / rb); });
+    __syncthreads();
+    push_ready();
+    {
+        // Thread t: the block's float4 t % RR4 to rank t / RR4 (rb / 4 = RR4 per block).
+        const int t = threadIdx.x, c = hd / rb;
+        if (t < RR4 * c)
+            push_f4(&head4[cluster_rank() * RR4 + t % RR4], t / RR4,
+                    ((const float4 *)vals)[t % RR4], &pbar);
+    }
+    push_wait(&pbar);
+    push_done();
+    const float *head = (const float *)head4;
+    const float ss = head_sumsq(hd, [&](int i) { return head[i]; });
     const float scale = rsqrtf(ss / hd + eps);
-    cluster_sync_all();
     if ((int)threadIdx.x < rb / 2) {
         const int j = 2 * threadIdx.x, i = (blk * rb) % hd + j;
         const float *w = is_k ? kw : qw;
@@ -609,6 +626,7 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
             kc[row + blk * rb + j + 1] = f2h(r.y);
         }
     }
+    push_leave();
 }
 
 #define SEG_QKV_ENTRY(NAME, RR4, RR6, MINB)                                                    \

@@ -2,47 +2,44 @@
 // over a thread-block cluster of NC_BLOCKS blocks (sm_90, appended to decode.cu at compile
 // time): block b takes elements [b n / NC_BLOCKS, (b + 1) n / NC_BLOCKS), 8 consecutive values
 // per thread as norm_tail_vec8, and the two row sums go through distributed shared memory
-// (each block's sum in its own shared slot, read by every block in rank order, so all blocks
-// get the same bits). One block of 1,024 threads moves the whole row (4 × 26 KB in, 2 × 26 KB
+// (each block's sum pushed into every block's shared memory and added there in rank order, so
+// all blocks get the same bits). One block of 1,024 threads moves the whole row (4 × 26 KB in, 2 × 26 KB
 // out for n = 6656) through one SM; here each SM moves an eighth. Same operations per element
 // as norm_tail_vec8; only the order of the row sums differs.
 // norm_tail_q8_cl1 (the post-norm tails, mode 2) takes both row sums from one exchange
 // (norm_tail_cl<true> below): 7.4 → 7.0 µs per call (event-timed), 182.2-183.4 → 184.7-184.8
 // tok/s, 159.3 → 160.8 at depth 32768 (bench/runs/2026-11-30-h200-g r2).
+// The exchanges by pushes (common.cuh's push_*) instead of each block's slot read by the others
+// after a release/acquire cluster barrier: 6.80 → 6.48 µs per post-norm tail (event-timed),
+// with the folded QK-norm's the same way 208.0-209.8 → 210.4-211.0 tok/s at depth 0, the same
+// bits (bench/runs/2026-12-02-h200-a a3).
 #define NC_BLOCKS 8
 
-// The cluster-wide sum of v (every thread of every block gets it); slot k of `slots` must
-// not have been used before in this launch.
-__device__ __forceinline__ float cluster_sum(float v, float *sh, float *slots, int k) {
+// The cluster-wide sum of v (every thread of every block gets it, the same bits in every
+// block): block_sum's, then each block's sum pushed into every block's recv[rank] (common.cuh's
+// push_*; `first`: the launch's first exchange, which waits for the cluster's push_init) and
+// added in rank order.
+__device__ __forceinline__ float cluster_sum(float v, float *sh, float4 *recv,
+                                             unsigned long long *bar, bool first) {
     const float b = block_sum(v, sh);
-    if (threadIdx.x == 0) slots[k] = b;
-    cluster_sync_all();
+    if (first) push_ready();
+    if (threadIdx.x == 0) {
+        const u32 me = cluster_rank();
+#pragma unroll
+        for (u32 r = 0; r < NC_BLOCKS; r++) push_f4(&recv[me], r, make_float4(b, 0.f, 0.f, 0.f), bar);
+    }
+    push_wait(bar);
     float t = 0.0f;
 #pragma unroll
-    for (u32 r = 0; r < NC_BLOCKS; r++) t += dsmem_ld(&slots[k], r);
+    for (u32 r = 0; r < NC_BLOCKS; r++) t += recv[r].x;
     return t;
 }
 
-// `dsmem_ld` of four floats (p 16-byte aligned).
-__device__ __forceinline__ float4 dsmem_ld4(const float4 *p, u32 rank) {
-    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned long long s;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
-    u32 r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "r"(r)
-                 : "memory");
-#endif
-    return v;
-}
-
-// Four cluster-wide sums at once over a cluster of NC blocks (every thread of every block gets
-// them, the same bits in every block: each block's sums in its slot, read in rank order).
+// Four cluster-wide sums at once over a cluster of NC blocks, as cluster_sum: the warps'
+// butterfly sums, thread 0 adding the warps' in order, pushed, added in rank order.
 template <int NC = NC_BLOCKS>
-__device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *slot) {
+__device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *recv,
+                                               unsigned long long *bar, bool first) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
@@ -52,6 +49,7 @@ __device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *sl
     }
     if ((threadIdx.x & 31) == 0) sh4[threadIdx.x >> 5] = v;
     __syncthreads();
+    if (first) push_ready();
     if (threadIdx.x == 0) {
         float4 b = sh4[0];
         for (int w = 1; w < (int)((blockDim.x + 31) >> 5); w++) {
@@ -60,13 +58,15 @@ __device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *sl
             b.z += sh4[w].z;
             b.w += sh4[w].w;
         }
-        *slot = b;
+        const u32 me = cluster_rank();
+#pragma unroll
+        for (u32 r = 0; r < NC; r++) push_f4(&recv[me], r, b, bar);
     }
-    cluster_sync_all();
+    push_wait(bar);
     float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
     for (u32 r = 0; r < NC; r++) {
-        const float4 b = dsmem_ld4(slot, r);
+        const float4 b = recv[r];
         t.x += b.x;
         t.y += b.y;
         t.z += b.z;
@@ -85,9 +85,11 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
                                              float *h, signed char *qa, float *da, float *sa,
                                              int n, int mode) {
     __shared__ float sh[32];
-    __shared__ float slots[2];
     __shared__ float4 sh4[32];
-    __shared__ float4 slot4;
+    // Exchange k (at most two per launch) lands in recv[k], counted on bar[k].
+    __shared__ float4 recv[2][NC_BLOCKS];
+    __shared__ unsigned long long bar[2];
+    push_init(bar, 2, 16 * NC_BLOCKS);
     const int per = n / NC_BLOCKS;
     const int t = threadIdx.x, i0 = blockIdx.x * per + 8 * t;
     const bool on = 8 * t < per;
@@ -109,7 +111,7 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < 8; k++) ss += xv[k] * xv[k];
-        const float scale = rsqrtf(cluster_sum(ss, sh, slots, 0) / n + eps);
+        const float scale = rsqrtf(cluster_sum(ss, sh, recv[0], &bar[0], true) / n + eps);
 #pragma unroll
         for (int k = 0; k < 8; k++) xv[k] = xv[k] * scale * 1.0f;
     } else if (ONE && mode == 2) {
@@ -125,7 +127,7 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
             p.z = __fmaf_rn(xv[k], op, p.z);
             p.w = __fmaf_rn(op, op, p.w);
         }
-        const float4 t = cluster_sum4(p, sh4, &slot4);
+        const float4 t = cluster_sum4(p, sh4, recv[0], &bar[0], true);
         const float scale = rsqrtf(t.x / n + eps_post);
 #pragma unroll
         for (int k = 0; k < 8; k++) xv[k] += ov[k] * scale * pv[k];
@@ -140,7 +142,7 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < 8; k++) ss += ov[k] * ov[k];
-        const float scale = rsqrtf(cluster_sum(ss, sh, slots, 0) / n + eps_post);
+        const float scale = rsqrtf(cluster_sum(ss, sh, recv[0], &bar[0], true) / n + eps_post);
 #pragma unroll
         for (int k = 0; k < 8; k++) xv[k] += ov[k] * scale * pv[k];
     }
@@ -152,15 +154,16 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < 8; k++) ss += xv[k] * xv[k];
-        ss2 = cluster_sum(ss, sh, slots, 1);
+        ss2 = cluster_sum(ss, sh, recv[1], &bar[1], mode == 0);
     }
+    push_done();
     const float scale = rsqrtf(ss2 / n + eps);
     float hv[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) hv[k] = xv[k] * scale * wv[k];
     store_h_q8(hv, h, qa, da, sa, i0, on);
-    // No block leaves while another may still read its slots.
-    cluster_sync_all();
+    // No block leaves before the whole cluster has received its sums.
+    push_leave();
 }
 
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
