@@ -165,7 +165,9 @@ __device__ __forceinline__ u16 f2h(float f) {
 
 // Thread-block clusters (sm_90): a barrier over every thread of the cluster (release/acquire:
 // shared-memory writes before it are visible to the cluster's blocks after it), and a load
-// from another block's shared memory (distributed shared memory).
+// from another block's shared memory (distributed shared memory). The engine's kernels
+// exchange by pushes instead (push_* below: the release arrive compiles to MEMBAR.ALL.GPU, the
+// acquire wait to an L1 invalidation); the microbenchmarks of tools/bench/mvbw use these.
 __device__ __forceinline__ void cluster_sync_all() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
