@@ -79,34 +79,17 @@ __device__ __forceinline__ float4 dsmem_ld4(const float4 *p, u32 rank) {
 // them, the same bits in every block: each block's sums in its slot, read in rank order).
 template <int NC = NC_BLOCKS>
 __device__ __forceinline__ float4 cluster_sum4_pull(float4 v, float4 *sh4, float4 *slot) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
-        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
-        v.z += __shfl_xor_sync(0xffffffffu, v.z, o);
-        v.w += __shfl_xor_sync(0xffffffffu, v.w, o);
-    }
-    if ((threadIdx.x & 31) == 0) sh4[threadIdx.x >> 5] = v;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float4 b = sh4[0];
-        for (int w = 1; w < (int)((blockDim.x + 31) >> 5); w++) {
-            b.x += sh4[w].x;
-            b.y += sh4[w].y;
-            b.z += sh4[w].z;
-            b.w += sh4[w].w;
-        }
-        *slot = b;
-    }
+    const float4 b = block_sum4(v, sh4);
+    if (threadIdx.x == 0) *slot = b;
     cluster_sync_all();
     float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
     for (u32 r = 0; r < NC; r++) {
-        const float4 b = dsmem_ld4(slot, r);
-        t.x += b.x;
-        t.y += b.y;
-        t.z += b.z;
-        t.w += b.w;
+        const float4 c = dsmem_ld4(slot, r);
+        t.x += c.x;
+        t.y += c.y;
+        t.z += c.z;
+        t.w += c.w;
     }
     return t;
 }

@@ -203,6 +203,18 @@ __device__ __forceinline__ float dsmem_ld(const float *p, u32 rank) {
 //   push_wait(&bar[k])        every thread: all of exchange k has landed in this block
 //   push_done() ... push_leave()  every thread: after its last exchange; before it leaves
 // Each exchange's mbarrier completes its phase once: one exchange per mbarrier per launch.
+// The halves of a relaxed cluster barrier (no memory ordering: the bare UCGABAR_ARV, and
+// UCGABAR_WAIT with its L1 invalidation); every thread of every block of the cluster.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
 __device__ __forceinline__ u32 shared_u32(const void *p) {
     unsigned long long s;
     asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
@@ -220,14 +232,10 @@ __device__ __forceinline__ void push_init(unsigned long long *bar, int n, u32 by
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
+    cluster_arrive_relaxed();
 }
-__device__ __forceinline__ void push_ready() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-#endif
-}
+__device__ __forceinline__ void push_ready() { cluster_wait(); }
 __device__ __forceinline__ void push_f4(const float4 *dst, u32 rank, float4 v,
                                         unsigned long long *bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -252,16 +260,8 @@ __device__ __forceinline__ void push_wait(unsigned long long *bar) {
                      : "memory");
 #endif
 }
-__device__ __forceinline__ void push_done() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void push_leave() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-#endif
-}
+__device__ __forceinline__ void push_done() { cluster_arrive_relaxed(); }
+__device__ __forceinline__ void push_leave() { cluster_wait(); }
 // This block's rank in its cluster.
 __device__ __forceinline__ u32 cluster_rank() {
     u32 r = 0;

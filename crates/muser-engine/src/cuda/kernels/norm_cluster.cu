@@ -15,31 +15,35 @@
 // bits (bench/runs/2026-12-02-h200-a a3).
 #define NC_BLOCKS 8
 
-// The cluster-wide sum of v (every thread of every block gets it, the same bits in every
-// block): block_sum's, then each block's sum pushed into every block's recv[rank] (common.cuh's
-// push_*; `first`: the launch's first exchange, which waits for the cluster's push_init) and
-// added in rank order.
-__device__ __forceinline__ float cluster_sum(float v, float *sh, float4 *recv,
-                                             unsigned long long *bar, bool first) {
-    const float b = block_sum(v, sh);
+// Thread 0's b pushed into recv[rank] of every block of the cluster of NC (common.cuh's
+// push_*; `first`: the launch's first exchange, which waits for the cluster's push_init), then
+// the wait until every block's has landed in this block's recv.
+template <int NC = NC_BLOCKS>
+__device__ __forceinline__ void push_all(float4 b, float4 *recv, unsigned long long *bar,
+                                         bool first) {
     if (first) push_ready();
     if (threadIdx.x == 0) {
         const u32 me = cluster_rank();
 #pragma unroll
-        for (u32 r = 0; r < NC_BLOCKS; r++) push_f4(&recv[me], r, make_float4(b, 0.f, 0.f, 0.f), bar);
+        for (u32 r = 0; r < NC; r++) push_f4(&recv[me], r, b, bar);
     }
     push_wait(bar);
+}
+
+// The cluster-wide sum of v (every thread of every block gets it, the same bits in every
+// block): block_sum's, pushed (push_all), added in rank order.
+__device__ __forceinline__ float cluster_sum(float v, float *sh, float4 *recv,
+                                             unsigned long long *bar, bool first) {
+    push_all(make_float4(block_sum(v, sh), 0.f, 0.f, 0.f), recv, bar, first);
     float t = 0.0f;
 #pragma unroll
     for (u32 r = 0; r < NC_BLOCKS; r++) t += recv[r].x;
     return t;
 }
 
-// Four cluster-wide sums at once over a cluster of NC blocks, as cluster_sum: the warps'
-// butterfly sums, thread 0 adding the warps' in order, pushed, added in rank order.
-template <int NC = NC_BLOCKS>
-__device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *recv,
-                                               unsigned long long *bar, bool first) {
+// The block's four sums (v summed over its threads), valid in thread 0: the warps' butterfly
+// sums, then thread 0 adding the warps' in order.
+__device__ __forceinline__ float4 block_sum4(float4 v, float4 *sh4) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
@@ -49,28 +53,32 @@ __device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *re
     }
     if ((threadIdx.x & 31) == 0) sh4[threadIdx.x >> 5] = v;
     __syncthreads();
-    if (first) push_ready();
+    float4 b = sh4[0];
     if (threadIdx.x == 0) {
-        float4 b = sh4[0];
         for (int w = 1; w < (int)((blockDim.x + 31) >> 5); w++) {
             b.x += sh4[w].x;
             b.y += sh4[w].y;
             b.z += sh4[w].z;
             b.w += sh4[w].w;
         }
-        const u32 me = cluster_rank();
-#pragma unroll
-        for (u32 r = 0; r < NC; r++) push_f4(&recv[me], r, b, bar);
     }
-    push_wait(bar);
+    return b;
+}
+
+// Four cluster-wide sums at once over a cluster of NC blocks, as cluster_sum: block_sum4's,
+// pushed, added in rank order.
+template <int NC = NC_BLOCKS>
+__device__ __forceinline__ float4 cluster_sum4(float4 v, float4 *sh4, float4 *recv,
+                                               unsigned long long *bar, bool first) {
+    push_all<NC>(block_sum4(v, sh4), recv, bar, first);
     float4 t = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
     for (u32 r = 0; r < NC; r++) {
-        const float4 b = recv[r];
-        t.x += b.x;
-        t.y += b.y;
-        t.z += b.z;
-        t.w += b.w;
+        const float4 c = recv[r];
+        t.x += c.x;
+        t.y += c.y;
+        t.z += c.z;
+        t.w += c.w;
     }
     return t;
 }
