@@ -412,6 +412,13 @@ pub(crate) fn omit_costs(opts: &CudaOptions, path: &str, depth: usize) {
         ),
         ("qkvg", Omit { qkvg: true, ..none }),
         (
+            "qk-norm (plain qkvg)",
+            Omit {
+                qk_norm: true,
+                ..none
+            },
+        ),
+        (
             "o_proj",
             Omit {
                 o_proj: true,

@@ -189,6 +189,10 @@ pub struct Omit {
     pub merge: bool,
     /// The Q/K/V/gate launch (with its folded QK-norm, RoPE and KV store).
     pub qkvg: bool,
+    /// Only the QK-norm, RoPE and KV store: the Q/K/V/gate launch runs as a plain segment
+    /// launch (no clusters, no epilogue) and nothing normalizes Q and K (the most that moving
+    /// the QK-norm into the attention could save).
+    pub qk_norm: bool,
     /// The output projection.
     pub o_proj: bool,
 }

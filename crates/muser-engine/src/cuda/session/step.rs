@@ -409,11 +409,11 @@ impl CudaSession<'_> {
                     &s.h,
                     kern.map(|k| (&self.act, k)),
                     None,
-                    tune.fold_qk.then_some(&fold),
+                    (tune.fold_qk && !omit.qk_norm).then_some(&fold),
                     tp_o.as_deref(),
                 )?
             };
-            if !folded {
+            if !folded && !omit.qk_norm {
                 let args = [
                     Arg::P(ptr(&self.s.q, &st)),
                     Arg::P(ptr(&self.s.k, &st)),
