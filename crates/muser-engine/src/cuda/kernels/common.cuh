@@ -175,17 +175,35 @@ __device__ __forceinline__ void cluster_sync_all() {
 #endif
 }
 
+// The shared-memory address of p (a pointer into this block's shared memory).
+__device__ __forceinline__ u32 shared_u32(const void *p) {
+    unsigned long long s;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
+    return (u32)s;
+}
+
 // `p` (this block's shared memory) in block `rank` of the cluster.
 __device__ __forceinline__ float dsmem_ld(const float *p, u32 rank) {
     float v = 0.0f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    unsigned long long s;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
     u32 r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"((u32)s), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(shared_u32(p)), "r"(rank));
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(r) : "memory");
 #endif
     return v;
+}
+
+// The halves of a relaxed cluster barrier (no memory ordering: the bare UCGABAR_ARV, and
+// UCGABAR_WAIT with its L1 invalidation); every thread of every block of the cluster.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
 }
 
 // A cluster exchange by pushes (sm_90): each block's values are stored into every block's
@@ -203,23 +221,6 @@ __device__ __forceinline__ float dsmem_ld(const float *p, u32 rank) {
 //   push_wait(&bar[k])        every thread: all of exchange k has landed in this block
 //   push_done() ... push_leave()  every thread: after its last exchange; before it leaves
 // Each exchange's mbarrier completes its phase once: one exchange per mbarrier per launch.
-// The halves of a relaxed cluster barrier (no memory ordering: the bare UCGABAR_ARV, and
-// UCGABAR_WAIT with its L1 invalidation); every thread of every block of the cluster.
-__device__ __forceinline__ void cluster_arrive_relaxed() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ u32 shared_u32(const void *p) {
-    unsigned long long s;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"((unsigned long long)p));
-    return (u32)s;
-}
 __device__ __forceinline__ void push_init(unsigned long long *bar, int n, u32 bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (threadIdx.x == 0) {

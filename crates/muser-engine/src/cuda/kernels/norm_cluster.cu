@@ -3,8 +3,8 @@
 // time): block b takes elements [b n / NC_BLOCKS, (b + 1) n / NC_BLOCKS), 8 consecutive values
 // per thread as norm_tail_vec8, and the two row sums go through distributed shared memory
 // (each block's sum pushed into every block's shared memory and added there in rank order, so
-// all blocks get the same bits). One block of 1,024 threads moves the whole row (4 × 26 KB in, 2 × 26 KB
-// out for n = 6656) through one SM; here each SM moves an eighth. Same operations per element
+// all blocks get the same bits). One block of 1,024 threads moves the whole row (4 × 26 KB
+// in, 2 × 26 KB out for n = 6656) through one SM; here each SM moves an eighth. Same operations per element
 // as norm_tail_vec8; only the order of the row sums differs.
 // norm_tail_q8_cl1 (the post-norm tails, mode 2) takes both row sums from one exchange
 // (norm_tail_cl<true> below): 7.4 → 7.0 µs per call (event-timed), 182.2-183.4 → 184.7-184.8
