@@ -73,6 +73,11 @@ pub struct Args {
     /// the argmax runs on the GPU and only the token comes back).
     #[arg(long)]
     host_logits: bool,
+    /// CUDA tg: wait for each token on the host before queueing the next step (default: the
+    /// argmax feeds the next step on the device, `CudaSession::greedy_fed`, and the host
+    /// queues the steps without waiting; the same tokens).
+    #[arg(long)]
+    step_sync: bool,
     /// Also decode this many sequences together through the serving scheduler (e.g. 1,8) and
     /// report the aggregate rate (`tg<N> xS`).
     #[arg(long, value_delimiter = ',')]
@@ -161,8 +166,10 @@ fn bench(args: &Args, threads: usize) -> Result<()> {
             pp,
             if args.host_logits {
                 "logits copied back, argmax on the host"
+            } else if args.step_sync {
+                "argmax on the GPU, each token back on the host before the next step"
             } else {
-                "argmax on the GPU (the logits are not copied back)"
+                "argmax on the GPU feeding the next step there (the host queues the steps)"
             },
             match args.depth_fill {
                 DepthFill::Prefill => "prefill",
@@ -309,12 +316,16 @@ fn tg_cuda(
         let kv0 = sess.kv_read_bytes();
         let mut t = tokens(1, n_vocab, 1000 + rep as u64)[0];
         let t0 = Instant::now();
-        for _ in 0..n {
-            t = if args.host_logits {
-                muser_engine::sampling::argmax(&sess.step(t)?) as u32
-            } else {
-                sess.step_argmax(t)?
-            };
+        if args.host_logits || args.step_sync {
+            for _ in 0..n {
+                t = if args.host_logits {
+                    muser_engine::sampling::argmax(&sess.step(t)?) as u32
+                } else {
+                    sess.step_argmax(t)?
+                };
+            }
+        } else {
+            sess.greedy_fed(t, n)?;
         }
         let secs = t0.elapsed().as_secs_f64();
         bytes = weights + (kv0 + sess.kv_read_bytes()) as f64 / 2.0;

@@ -637,6 +637,32 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             );
             tally(ok, &mut pass, &mut fail);
         }
+        // (round b) Greedy decode fed on the device (`greedy_fed`: the argmax writes the next
+        // step's token into its parameters, the host queues every step) against `step_argmax`
+        // fed its own output: the same tokens, in two runs (the second continuing the first's
+        // sequence, across the span graphs' captures), and the same next logits after them.
+        {
+            let mut a = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut b = CudaSession::new(&dev, &gpu, 64).unwrap();
+            let mut t = tokens[0];
+            let want: Vec<u32> = (0..40)
+                .map(|_| {
+                    t = a.step_argmax(t).unwrap();
+                    t
+                })
+                .collect();
+            let mut got = b.greedy_fed(tokens[0], 25).unwrap();
+            got.extend(b.greedy_fed(got[24], 15).unwrap());
+            let same = got.iter().zip(&want).filter(|(x, y)| x == y).count();
+            let diff = bits_differ(&a.step(7).unwrap(), &b.step(7).unwrap());
+            let ok = got == want && diff == 0;
+            println!(
+                "model {name:20} greedy fed on the device: {same} of {} tokens as step_argmax's, next logits {diff} differ {}",
+                want.len(),
+                if ok { "ok" } else { "FAIL" }
+            );
+            tally(ok, &mut pass, &mut fail);
+        }
         // The grouped attention kernels against the per-head one: the same bits.
         let chosen = dev.attention();
         for other in [

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds the matvec microbenchmarks with the device's nvcc and runs them:
 #   bash tools/bench/mvbw/run.sh OUTDIR [mvbw] [chain] [q6k] [barrier] [splitk] [stage] [tmamv]
-#   [forkffn] [ffnfuse] [normfold] [lmflat] [ilv]
+#   [forkffn] [ffnfuse] [normfold] [lmflat] [ilv] [rdpat]
 #   (default: the first two). Each NAME is NAME.cu here: mvbw (matvec variants, read
 #   ceilings), chain (one token's kernel chain: graph, PDL, persistent), q6k (split-Q6_K work
 #   splits), barrier (one grid-wide barrier, four ways), splitk (the matvecs' K range split

@@ -65,6 +65,22 @@ impl Cuda {
         n: usize,
         ws: &mut CudaSlice<u32>,
     ) -> Result<()> {
+        // SAFETY: no extra outputs.
+        unsafe { self.argmax_also(v, n, ws, [0, 0]) }
+    }
+
+    /// `argmax_into`, the result also written to the device words at `also` (0: none).
+    ///
+    /// # Safety
+    /// Each nonzero address of `also` must be a live device word (u32) that nothing else
+    /// reads or writes while the stream runs the launch.
+    pub(crate) unsafe fn argmax_also(
+        &self,
+        v: &CudaView<'_, f32>,
+        n: usize,
+        ws: &mut CudaSlice<u32>,
+        also: [u64; 2],
+    ) -> Result<()> {
         if v.len() < n || ws.len() < ARGMAX_WORDS || n > i32::MAX as usize {
             return Err(Error::Cuda(format!(
                 "argmax of {n} values from a buffer of {} with {} scratch words ({ARGMAX_WORDS})",
@@ -78,13 +94,14 @@ impl Cuda {
             .ok_or_else(|| Error::Cuda("kernel argmax_f32_grid not loaded".into()))?;
         let n_i = n as i32;
         let mut b = self.stream.launch_builder(f);
-        b.arg(v).arg(&n_i).arg(ws);
+        b.arg(v).arg(&n_i).arg(ws).arg(&also[0]).arg(&also[1]);
         let cfg = LaunchConfig {
             grid_dim: (ARGMAX_BLOCKS as u32, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: reads `n` ≤ v.len() values; writes ws[0 .. 2 + 2 · ARGMAX_BLOCKS) ⊆ ws.
+        // SAFETY: reads `n` ≤ v.len() values; writes ws[0 .. 2 + 2 · ARGMAX_BLOCKS) ⊆ ws and
+        // the words at `also` (the caller's contract).
         unsafe { b.launch(cfg) }.map_err(cuda_err("launching argmax"))?;
         Ok(())
     }

@@ -550,9 +550,10 @@ pub(crate) fn digest(opts: &CudaOptions, path: &str, depth: usize) {
 }
 
 /// The host's share of a decode step at `depth`: 100 steps of `step_argmax` waited for one by
-/// one (the bench's loop: the argmax back, the next step's parameters up, the graph launched),
-/// against 100 steps queued ahead with the argmax kernel and without it, then one wait;
-/// interleaved over three rounds.
+/// one (the argmax back, the next step's parameters up, the graph launched), against 100
+/// greedy steps fed on the device (`greedy_fed`, the bench's loop since round b) and 100 steps
+/// queued ahead with the argmax kernel and without it, then one wait; interleaved over three
+/// rounds.
 pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
     let dev = Cuda::new(opts).unwrap();
     let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
@@ -561,6 +562,7 @@ pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
     for round in 0..3 {
         for what in [
             "step_argmax, waited",
+            "greedy_fed",
             "queued with argmax",
             "queued, no argmax",
         ] {
@@ -572,7 +574,10 @@ pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
                 sess.step_argmax(11).unwrap();
             }
             let t = Instant::now();
-            for i in 0..n {
+            if what == "greedy_fed" {
+                sess.greedy_fed(5, n).unwrap();
+            }
+            for i in (0..n).filter(|_| what != "greedy_fed") {
                 let tok = (i * 13 + 5) as u32;
                 match what {
                     "step_argmax, waited" => {

@@ -96,8 +96,11 @@ __device__ __forceinline__ void argmax_block(float &best, int &bi) {
 // 2026-12-01-h200-s s6): each thread walks its elements in increasing order, each block
 // writes its best pair to the scratch (ws[2 + b]: value bits, ws[2 + G + b]: index), and the
 // last block to arrive (counter ws[1], set back to 0 by it) reduces the G pairs into ws[0].
-// The pairs are totally ordered, so the grouping does not change the result.
-extern "C" __global__ void __launch_bounds__(256) argmax_f32_grid(const float *v, int n, u32 *ws) {
+// The pairs are totally ordered, so the grouping does not change the result. The result also
+// goes to o1 and o2 where they are not null (CudaSession::greedy_fed: the next step's token in
+// its parameters, and the run's token list).
+extern "C" __global__ void __launch_bounds__(256) argmax_f32_grid(const float *v, int n, u32 *ws,
+                                                                 u32 *o1, u32 *o2) {
     __shared__ int last;
     float best = __int_as_float(0xff800000);
     int bi = 0x7fffffff;
@@ -126,5 +129,10 @@ extern "C" __global__ void __launch_bounds__(256) argmax_f32_grid(const float *v
     for (int b = threadIdx.x; b < g; b += blockDim.x)
         argmax_take(best, bi, __uint_as_float(__ldcg(&ws[2 + b])), (int)__ldcg(&ws[2 + g + b]));
     argmax_block(best, bi);
-    if (threadIdx.x == 0) ws[0] = bi == 0x7fffffff ? 0u : (u32)bi;
+    if (threadIdx.x == 0) {
+        const u32 r = bi == 0x7fffffff ? 0u : (u32)bi;
+        ws[0] = r;
+        if (o1) *o1 = r;
+        if (o2) *o2 = r;
+    }
 }

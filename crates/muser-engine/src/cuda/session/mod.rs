@@ -212,6 +212,8 @@ pub struct CudaSession<'m> {
     embed: Option<std::sync::Arc<CudaSlice<u8>>>,
     /// The greedy token of the last `step_argmax` (first word) and the argmax's scratch.
     argmax: CudaSlice<u32>,
+    /// `greedy_fed`'s tokens on the device (grown to the longest run).
+    fed: Option<CudaSlice<u32>>,
     /// The step's kernels captured once (after a warm-up step) and replayed every token.
     /// Captured step graphs by span (`DecodeTuning::span_graphs`): the attention's split
     /// counts follow the rows in use, rounded up to a power of two, so a long cache holding few
@@ -363,6 +365,7 @@ impl<'m> CudaSession<'m> {
             argmax: st
                 .alloc_zeros::<u32>(crate::cuda::ARGMAX_WORDS)
                 .map_err(cuda_err("allocating"))?,
+            fed: None,
             graphs: Vec::new(),
             span: MIN_SPAN,
             steps: 0,

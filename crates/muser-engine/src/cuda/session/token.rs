@@ -93,6 +93,67 @@ impl CudaSession<'_> {
         Ok(out[0])
     }
 
+    /// Greedy decode of `n` tokens after `first`, fed on the device: step i's embedding reads
+    /// the argmax of step i - 1, which the argmax kernel writes into step i's parameters
+    /// (uploaded before it, behind step i - 1), so the host queues every step without waiting
+    /// for one and the GPU runs them back to back. Returns the n greedy tokens (token i: the
+    /// argmax of step i's logits), the tokens of `step_argmax` fed its own output n times.
+    /// Without the device's embedding gather (the host uploads each row): that loop.
+    pub fn greedy_fed(&mut self, first: u32, n: usize) -> Result<Vec<u32>> {
+        if self.embed.is_none() {
+            let mut t = first;
+            return (0..n)
+                .map(|_| {
+                    t = self.step_argmax(t)?;
+                    Ok(t)
+                })
+                .collect();
+        }
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if self.next + n > self.max_positions {
+            return Err(Error::CacheFull {
+                position: self.next + n - 1,
+                capacity: self.max_positions,
+            });
+        }
+        let cuda = self.cuda;
+        let st = cuda.stream().clone();
+        if self.fed.as_ref().is_none_or(|b| b.len() < n) {
+            self.fed = Some(
+                st.alloc_zeros::<u32>(n)
+                    .map_err(cuda_err("allocating the greedy tokens"))?,
+            );
+        }
+        let n_vocab = self.model.cfg.n_vocab;
+        // The token id in the step's parameters (`prepare`'s layout).
+        let tok = super::step::ptr(&self.params, &st) + 4 * (1 + 3 * self.layers.len() as u64);
+        let out = self
+            .fed
+            .as_ref()
+            .map(|b| super::step::ptr(b, &st))
+            .unwrap_or_default();
+        // Step i - 1's argmax into word i - 1 of the run's tokens and, but after the last
+        // step, into step i's parameters (queued after their upload, before step i).
+        let argmax = |s: &mut Self, i: usize, next: bool| {
+            let also = [out + 4 * (i as u64 - 1), if next { tok } else { 0 }];
+            // SAFETY: `also` holds two device words of this session: a word of `fed` (n
+            // long) and the token of `params`, which only the step after this launch reads
+            // (the stream orders them).
+            unsafe { cuda.argmax_also(&s.s.logits.as_view(), n_vocab, &mut s.argmax, also) }
+        };
+        self.run(first)?;
+        for i in 1..n {
+            self.run_after(0, |s| argmax(s, i, true))?;
+        }
+        argmax(self, n, false)?;
+        let fed = self.fed.as_ref().map(|b| b.slice(0..n));
+        let fed = fed.ok_or_else(|| Error::Cuda("greedy tokens not allocated".into()))?;
+        st.clone_dtoh(&fed)
+            .map_err(cuda_err("copying the greedy tokens back"))
+    }
+
     /// Queues one step like `step_argmax` (with `argmax`) or `step` without waiting for it
     /// and without copying anything back, so the host runs ahead of the GPU (for measuring
     /// the host's share of a step; `synchronize` waits).
@@ -119,7 +180,17 @@ impl CudaSession<'_> {
     /// Queues one token at the next position (the graph of its span, or its kernels on the
     /// first step; a span met for the first time is captured).
     pub(super) fn run(&mut self, token: u32) -> Result<()> {
+        self.run_after(token, |_| Ok(()))
+    }
+
+    /// `run`, with `between` queued after the step's parameters and before its kernels.
+    fn run_after(
+        &mut self,
+        token: u32,
+        between: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
         let pos = self.prepare(token)?;
+        between(self)?;
         let st = self.cuda.stream().clone();
         let span = self.span;
         match self.graphs.iter().find(|(s, _)| *s == span) {
