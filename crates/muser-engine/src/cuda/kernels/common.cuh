@@ -81,11 +81,11 @@ __device__ __forceinline__ const u8 *q6s_part_u(const u8 *w, int nb, int u, int 
 // + 3 for u < 8, up rows 32 blk + 4 (u - 8) .. + 3 for u >= 8), super-block b of unit i at
 // stream column c = i nb + b, 8 columns (slots) per loop trip t = c / 8. Each matrix holds its
 // half of every stream (gate: columns 0 .. 2 nb, up: 2 nb .. 4 nb) as the Q4G_TILES(nb) whole
-// tiles of the trips it touches (from trip Q4G_TRIP0(nb, up)), trip-major: tile j of stream
-// 4 blk + w at (j (n_ff / 8) + 4 blk + w) 4608, so that at any moment the launch's warps read one
-// sliding window of the matrix rather than n_ff / 8 separate runs (loads alone, bench/runs/
-// 2026-12-02-h200-b b2: 36.1 → 35.6 µs for the 149.5 MB of the pair, tools/bench/mvbw/rdpat.cu);
-// a tile is 4 rows x 8 slots x 144 bytes, row r's part at 1152 r:
+// tiles of the trips it touches (from trip Q4G_TRIP0(nb, up)), stream 4 blk + w at
+// (4 blk + w) Q4G_TILES 4608 (warp-major; the tiles trip-major, tile j of every stream side by
+// side, read 1-2 % faster as loads alone, tools/bench/mvbw/rdpat.cu, but made the token 0.5-1 %
+// slower: bench/runs/2026-12-02-h200-b b2, b3); a tile is 4 rows x 8 slots x 144 bytes, row r's
+// part at 1152 r:
 // 8 headers of 16 bytes, then lane L's first and second 16 quant bytes of its quarter k at
 // 128 + 16 L and 640 + 16 L (L = 4 slot + k); the slots of the other half's columns (the
 // trip that crosses from gate into up, where nb % 4 == 2) stay zero. So every load
@@ -96,16 +96,12 @@ __device__ __forceinline__ const u8 *q6s_part_u(const u8 *w, int nb, int u, int 
 __host__ __device__ __forceinline__ size_t q4g_bytes(int n_ff, int nb) {
     return (size_t)(n_ff >> 3) * Q4G_TILES(nb) * 4608;
 }
-// Tile j of stream s of an n_ff-row matrix's half (trip-major).
-__host__ __device__ __forceinline__ size_t q4g_tile(int n_ff, int s, int j) {
-    return ((size_t)j * (n_ff >> 3) + s) * 4608;
-}
-__device__ __forceinline__ const u8 *q4g_part(const u8 *w, int n_ff, int nb, int up, int row,
-                                              int b, int *slot) {
+__device__ __forceinline__ const u8 *q4g_part(const u8 *w, int nb, int up, int row, int b,
+                                              int *slot) {
     const int q = row & 31, c = ((q >> 4) + 2 * up) * nb + b;
     *slot = c & 7;
-    return w + q4g_tile(n_ff, 4 * (row >> 5) + ((q & 15) >> 2), (c >> 3) - Q4G_TRIP0(nb, up)) +
-           (size_t)1152 * (q & 3);
+    return w + (size_t)(4 * (row >> 5) + ((q & 15) >> 2)) * Q4G_TILES(nb) * 4608 +
+           (size_t)((c >> 3) - Q4G_TRIP0(nb, up)) * 4608 + (size_t)1152 * (q & 3);
 }
 
 // Byte o (0 .. 127) of block slot s's ql, its half h = o / 64, in a part of m blocks.

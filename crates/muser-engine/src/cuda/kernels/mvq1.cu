@@ -731,8 +731,9 @@ __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n
         if (GS) {
             // This trip's tile of the warp's stream in gate's or up's half (slot s: g = g0 + s).
             const int up = i >= 2;
-            const u8 *tile = (up ? wu : wg) + q4g_tile(n_ff, 4 * blockIdx.x + warp,
-                                                       (g0 >> 3) - Q4G_TRIP0(nb, up));
+            const u8 *tile = (up ? wu : wg) +
+                             (size_t)(4 * blockIdx.x + warp) * Q4G_TILES(nb) * 4608 +
+                             (size_t)((g0 >> 3) - Q4G_TRIP0(nb, up)) * 4608;
 #pragma unroll
             for (int r = 0; r < 4; r++) {
                 hd[r] = ld_w16(tile + 1152 * r + 16 * s);
@@ -802,7 +803,7 @@ extern "C" __global__ void q4k_gu_streams(const u8 *src, u8 *dst, int n_ff, int 
          i += (unsigned long long)gridDim.x * blockDim.x) {
         const int row = (int)(i / nb), b = (int)(i % nb);
         int slot;
-        u8 *part = (u8 *)q4g_part(dst, n_ff, nb, up, row, b, &slot);
+        u8 *part = (u8 *)q4g_part(dst, nb, up, row, b, &slot);
         const uint4 *blk = (const uint4 *)(src + i * 144);
         *(uint4 *)(part + 16 * slot) = blk[0];
         for (int k = 0; k < 4; k++) {

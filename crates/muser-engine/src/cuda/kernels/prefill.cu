@@ -72,7 +72,7 @@ extern "C" __global__ void dequant_f16_v(const u8 *w, unsigned long long row_byt
                 qp1 = blk + 32 + 32 * k;
             } else {
                 int slot;
-                const u8 *part = q4g_part(w, n_rows, nb, type == 9, (int)r, b, &slot);
+                const u8 *part = q4g_part(w, nb, type == 9, (int)r, b, &slot);
                 blk = part + 16 * slot;
                 qp0 = part + 128 + 16 * (4 * slot + k);
                 qp1 = part + 640 + 16 * (4 * slot + k);
