@@ -752,17 +752,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
             ..tuned
         };
-        // (round b) The FFN down projection as a programmatic dependent launch of the gate/up
-        // launch, prefetching 2 trips of its weights before it waits: the same bits.
-        let flip_pdl = DecodeTuning {
-            pdl_down: match tuned.pdl_down {
-                Some(_) => None,
-                None => Some(2),
-            },
-            ..tuned
-        };
         for other in [
-            flip_pdl,
             plain,
             flip_fold,
             flip_swiglu,
@@ -782,32 +772,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if diff == 0 { "ok" } else { "FAIL" }
             );
             tally(diff == 0, &mut pass, &mut fail);
-        }
-        // With pdl_down (sm_90): every one-matrix down projection launched as a programmatic
-        // dependent.
-        if dev.compute_capability.0 >= 9 {
-            dev.set_decode_tuning(DecodeTuning {
-                pdl_down: Some(2),
-                ..tuned
-            });
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let labels = s2.profile_step(tokens[0]).unwrap();
-            let down = |tag: &str| {
-                labels
-                    .iter()
-                    .filter(|(l, _, _)| l.contains("ffn_down") && l.contains(tag))
-                    .count()
-            };
-            let (pdl, one) = (down("(one, pdl)"), down("(one"));
-            // The Q4_K_M models' down projections (Q4_K and Q6_K) are one-matrix launches.
-            let q4km = name.starts_with("q4km") || name.starts_with("mid");
-            let ok = pdl == one && (one > 0 || !q4km);
-            println!(
-                "model {name:20} pdl_down: {pdl} of {one} one-matrix down projections programmatic {}",
-                if ok { "ok" } else { "FAIL" }
-            );
-            tally(ok, &mut pass, &mut fail);
-            dev.set_decode_tuning(tuned);
         }
         // With the prefetch on (sm_90 cluster tails): every layer's two norm tails and, in a
         // short session, its attention take the prefetching kernels.

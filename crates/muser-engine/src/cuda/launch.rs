@@ -149,11 +149,6 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
-    /// The FFN down projection (a one-matrix launch) as a programmatic dependent launch of
-    /// the flat gate/up launch (sm_90): it starts while gate/up still runs, its blocks
-    /// prefetch this many loop trips of their rows' weights into L2 and wait for the gate/up
-    /// grid (`mvq1.cu`'s `_pw` entries). `None`: a plain launch. The same bits.
-    pub pdl_down: Option<u32>,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -365,7 +360,6 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
-            pdl_down: None,
         }
     }
 }
@@ -393,7 +387,6 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
-        pdl_down: None,
     };
 }
 
@@ -410,25 +403,6 @@ pub(crate) unsafe fn launch_ex(
     args: &[KArg],
     cluster: u32,
 ) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe { launch_attrs(stream, f, cfg, args, cluster, false) }
-}
-
-/// `launch_ex`, as a programmatic dependent launch of the stream's previous kernel when
-/// `programmatic` (it may start before that kernel ends; it must wait for it,
-/// `griddepcontrol.wait`, before reading what it writes).
-///
-/// # Safety
-/// As `launch_ex`'s; with `programmatic`, the kernel must not touch the previous kernel's
-/// outputs (nor write what that kernel reads) before its `griddepcontrol.wait`.
-pub(crate) unsafe fn launch_attrs(
-    stream: &CudaStream,
-    f: &CudaFunction,
-    cfg: LaunchConfig,
-    args: &[KArg],
-    cluster: u32,
-    programmatic: bool,
-) -> Result<()> {
     let err = |e: sys::CUresult| Error::Cuda(format!("launching a decode kernel: {e:?}"));
     stream
         .context()
@@ -443,16 +417,10 @@ pub(crate) unsafe fn launch_attrs(
         })
         .collect();
     // SAFETY: an all-zero attribute is a valid value; the fields are set below.
-    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let mut attrs: [sys::CUlaunchAttribute; 1] = unsafe { std::mem::zeroed() };
     let mut n_attrs = 0;
-    if programmatic {
-        let a = &mut attrs[n_attrs];
-        a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        a.value.programmaticStreamSerializationAllowed = 1;
-        n_attrs += 1;
-    }
     if cluster > 1 {
-        let a = &mut attrs[n_attrs];
+        let a = &mut attrs[0];
         a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         a.value.clusterDim.x = cluster;
         a.value.clusterDim.y = 1;

@@ -8,7 +8,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 
-use super::launch::{launch_attrs, launch_ex, KArg};
+use super::launch::{launch_ex, KArg};
 use muser_gguf::GgmlType;
 
 use super::{cuda_err, Cuda, WARPS};
@@ -67,10 +67,6 @@ pub(crate) const TP_KERNELS: [(&str, &str); 5] = [
     ("mvq_one_q4k_lb5", "mvq_one_q4k_lb5_tp"),
     ("mvq_one_q6ks_lb4", "mvq_one_q6ks_lb4_tp"),
 ];
-
-/// The one-matrix kernels as programmatic dependent launches (`DecodeTuning::pdl_down`):
-/// `ONE_KERNELS`' second names with `_pw` (prefetch, then wait).
-pub(crate) const PDL_KERNELS: [&str; 2] = ["mvq_one_q4k_lb5_pw", "mvq_one_q6ks_lb4_pw"];
 
 /// Kernel `name`, or its tail-prefetch entry when `pf` (the ranges' 8 arguments) is given and
 /// it has one; the arguments to append.
@@ -415,7 +411,6 @@ impl Cuda {
         rows: usize,
         warps: u32,
         what: &str,
-        programmatic: bool,
     ) -> Result<()> {
         if n_in % 256 != 0 || act.len() < n_in {
             return Err(Error::Cuda(format!(
@@ -440,18 +435,14 @@ impl Cuda {
             .get(name)
             .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
         // SAFETY: the weights hold n_out rows of n_in elements (check_seg), the output n_out
-        // values and the activations n_in (checked above); the caller's contract on `name`
-        // (a programmatic launch's kernel waits before it reads the activations or writes).
-        unsafe { launch_attrs(st, f, cfg, &args, 1, programmatic) }
+        // values and the activations n_in (checked above); the caller's contract on `name`.
+        unsafe { launch_ex(st, f, cfg, &args, 1) }
     }
 
     /// One product through its one-matrix kernel (`ONE_KERNELS`: the same bits as `kernel`,
     /// without the segment dispatch): `None` (nothing launched) where none matches `kernel`
     /// and the matrix's type (Q4_K with `mvq_seg_42_lb5`, split Q6_K with `mvq_seg_44_lb4`).
-    /// `pf`: L2 prefetch ranges for its blocks to issue once done (`TP_KERNELS`). `pdl`: as
-    /// a programmatic dependent launch of the stream's previous kernel, its blocks
-    /// prefetching that many loop trips of their weights before they wait for it (the `_pw`
-    /// entries, `DecodeTuning::pdl_down`; not with `pf`); returns whether it was one.
+    /// `pf`: L2 prefetch ranges for its blocks to issue once done (`TP_KERNELS`).
     pub(crate) fn matvec1_one(
         &self,
         kernel: SegKernel,
@@ -459,57 +450,19 @@ impl Cuda {
         act: &Q8Act,
         n_in: usize,
         pf: Option<&[KArg]>,
-        pdl: Option<u32>,
-    ) -> Result<Option<bool>> {
+    ) -> Result<Option<()>> {
         let name = match (seg.ty, seg.split, kernel.name) {
             (GgmlType::Q4_K, _, k) if k == ONE_KERNELS[0].0 => ONE_KERNELS[0].1,
             (GgmlType::Q6_K, Some(1), k) if k == ONE_KERNELS[1].0 => ONE_KERNELS[1].1,
             _ => return Ok(None),
         };
+        let (name, pf) = with_tail_prefetch(name, pf);
         // Each warp takes 4 rows (ONE_ENTRY's), whatever the warps per block.
         let warps = self.decode_tuning().one_warps.clamp(1, kernel.warps as u32);
-        let pw = PDL_KERNELS
-            .iter()
-            .find(|k| k.strip_suffix("_pw") == Some(name));
-        if let (Some(trips), None, true, Some(name)) =
-            (pdl, pf, self.compute_capability >= (9, 0), pw)
-        {
-            let tail = [KArg::I(trips.min(i32::MAX as u32) as i32)];
-            // SAFETY: ONE_ENTRY's arguments and the trips; the `_pw` kernels prefetch their
-            // own rows' weights and wait (griddepcontrol.wait) before reading the activations
-            // or writing their rows.
-            unsafe {
-                self.rows_launch(
-                    name,
-                    seg,
-                    act,
-                    n_in,
-                    &tail,
-                    4,
-                    warps,
-                    "one-matrix matvec",
-                    true,
-                )?
-            };
-            return Ok(Some(true));
-        }
-        let (name, pf) = with_tail_prefetch(name, pf);
         // SAFETY: ONE_ENTRY's arguments, then a `_tp` kernel's prefetch ranges (`pf`, live
         // weight buffers); each warp reads and writes its own 4 rows.
-        unsafe {
-            self.rows_launch(
-                name,
-                seg,
-                act,
-                n_in,
-                pf,
-                4,
-                warps,
-                "one-matrix matvec",
-                false,
-            )?
-        };
-        Ok(Some(false))
+        unsafe { self.rows_launch(name, seg, act, n_in, pf, 4, warps, "one-matrix matvec")? };
+        Ok(Some(()))
     }
 
     /// One split-Q6_K matrix (in `FLAT_UNITS` units: `Cuda::device_q6k_split`) through
@@ -548,7 +501,6 @@ impl Cuda {
                 16,
                 4,
                 "flat Q6_K matvec",
-                false,
             )?
         };
         Ok(Some(()))

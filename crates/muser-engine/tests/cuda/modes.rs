@@ -444,26 +444,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
-        // (round b) The FFN down projection as a programmatic dependent launch of the gate/up
-        // launch (DecodeTuning::pdl_down: trips of weights prefetched before the wait), with
-        // and without the gate/up launch's tail prefetch of it.
-        Some("pdl") => ab(&|t| {
-            let tp = t.tail_prefetch.unwrap_or_default();
-            let no_tail = Some(TailPrefetch { down: (0, 0), ..tp });
-            let pdl = |trips, tail_prefetch| DecodeTuning {
-                pdl_down: Some(trips),
-                tail_prefetch,
-                ..t
-            };
-            vec![
-                ("default", t, false),
-                ("pdl_down 1", pdl(1, t.tail_prefetch), true),
-                ("pdl_down 2", pdl(2, t.tail_prefetch), true),
-                ("pdl_down 4", pdl(4, t.tail_prefetch), true),
-                ("pdl_down 0", pdl(0, t.tail_prefetch), true),
-                ("pdl_down 2, no tail pf", pdl(2, no_tail), true),
-            ]
-        }),
         // The default's decode rate at the depths (4 rounds; to compare builds in turn).
         Some("rate") => ab(&|t| vec![("default", t, false)]),
         // The host's share of a step: steps waited for one by one (the bench's loop) against

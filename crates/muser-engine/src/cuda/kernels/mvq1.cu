@@ -559,54 +559,6 @@ ONE_ENTRY(mvq_one_q6ks_lb4, q6ks_rows, 4)
 ONE_ENTRY_TP(mvq_one_q4k_lb5, q4k_rows, 5)
 ONE_ENTRY_TP(mvq_one_q6ks_lb4, q6ks_rows, 4)
 
-// Programmatic dependent launch of the FFN down projection (DecodeTuning::pdl_down, sm_90):
-// launched with programmatic stream serialization behind the gate/up launch, which lets it
-// start at once (gu_swiglu_flat's griddepcontrol.launch_dependents), its blocks take the SM
-// room the gate/up blocks leave, prefetch into L2 the first `trips` loop trips of their warps'
-// rows (weights only: they do not depend on the gate/up launch) and wait (griddepcontrol.wait:
-// the gate/up grid complete, its SwiGLU row visible) before the rows as ONE_ENTRY's. The same
-// bits as the plain entries.
-__device__ __forceinline__ void pdl_wait() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch_dependents() {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-// The warp's lines of `bytes` from p (lane-strided 128-byte lines) into L2.
-__device__ __forceinline__ void prefetch_warp(const u8 *p, size_t bytes) {
-    for (size_t o = (size_t)(threadIdx.x & 31) * 128; o < bytes; o += 32 * 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + o));
-}
-extern "C" __global__ void __launch_bounds__(128, 5)
-    mvq_one_q4k_lb5_pw(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-                       const float *sa, int n_in, int trips) {
-    const int row0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;
-    const size_t row_bytes = (size_t)(n_in >> 8) * 144;
-    const size_t first = min((size_t)trips * 8 * 144, row_bytes);
-    for (int r = 0; r < 4 && row0 + r < n_out; r++)
-        prefetch_warp(w + (size_t)(row0 + r) * row_bytes, first);
-    pdl_wait();
-    if (row0 >= n_out) return;
-    q4k_rows<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
-}
-extern "C" __global__ void __launch_bounds__(128, 4)
-    mvq_one_q6ks_lb4_pw(const u8 *w, int n_out, float *y, const signed char *qa,
-                        const float *da, const float *sa, int n_in, int trips) {
-    const int row0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 4;
-    const int nb = n_in >> 8;
-    // The split layout's 4-row group of row0: its trips contiguous (common.cuh's q6s_part).
-    if (row0 < n_out)
-        prefetch_warp(w + (size_t)(row0 >> 2) * q6s_group_bytes(nb),
-                      min((size_t)trips * Q6S_TRIP_BYTES, q6s_group_bytes(nb)));
-    pdl_wait();
-    if (row0 >= n_out) return;
-    q6ks_rows<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
-}
-
 // The Q (segment 0), K (1), V (2) and gate (3) projections with qk_norm_rope_store folded in
 // (sm_90, launched in clusters of hd / (4 RR4) blocks): a cluster of the Q or K segment holds
 // one head (both Q4_K), each block 4 RR4 of its rows. Each block pushes its rows into every
@@ -770,9 +722,6 @@ __device__ __forceinline__ void gu_swiglu_flat(const u8 *wg, const u8 *wu, int n
     const bool upper = k >= 2;
     const size_t row_bytes = (size_t)nb * 144;
     const int total = GU_PASSES * nb;
-    // A down projection launched as a programmatic dependent (DecodeTuning::pdl_down) may
-    // start now; without one, a no-op.
-    pdl_launch_dependents();
     float acc0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int done = 0;
     for (int g0 = 0; g0 < total; g0 += 8) {

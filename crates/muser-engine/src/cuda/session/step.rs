@@ -73,7 +73,6 @@ fn project(
     post: Option<(f32, f32)>,
     fold: Option<&QkvFold>,
     pf: Option<&[Arg]>,
-    pdl: Option<u32>,
 ) -> Result<bool> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
@@ -122,16 +121,14 @@ fn project(
                 .matvec1_flat_q6ks(&mut segs[0], act, n_in, post)?
                 .is_some();
         // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
-        let one = match (
-            folded || flat,
-            post,
-            cuda.decode_tuning().one_matrix,
-            segs.len(),
-        ) {
-            (false, None, true, 1) => cuda.matvec1_one(kern, &mut segs[0], act, n_in, pf, pdl)?,
-            _ => None,
-        };
-        let (one, programmatic) = (one.is_some(), one == Some(true));
+        let one = !folded
+            && !flat
+            && post.is_none()
+            && cuda.decode_tuning().one_matrix
+            && segs.len() == 1
+            && cuda
+                .matvec1_one(kern, &mut segs[0], act, n_in, pf)?
+                .is_some();
         if !folded && !one && !flat {
             cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
         }
@@ -143,11 +140,7 @@ fn project(
             } else {
                 ""
             };
-            let one = match (one, programmatic) {
-                (true, true) => " (one, pdl)",
-                (true, false) => " (one)",
-                _ => "",
-            };
+            let one = if one { " (one)" } else { "" };
             let flat = if flat { " (flat)" } else { "" };
             format!("mv {}{fold}{one}{flat}{tp}", label.join(" + "))
         })?;
@@ -418,7 +411,6 @@ impl CudaSession<'_> {
                     None,
                     (tune.fold_qk && !omit.qk_norm).then_some(&fold),
                     tp_o.as_deref(),
-                    None,
                 )?
             };
             if !folded && !omit.qk_norm {
@@ -588,7 +580,6 @@ impl CudaSession<'_> {
                     None,
                     None,
                     pf.as_deref(),
-                    None,
                 )?;
             }
             if !omit.norm_tails {
@@ -622,7 +613,6 @@ impl CudaSession<'_> {
                     vec![(&w.ffn_gate, &mut s.g), (&w.ffn_up, &mut s.u)],
                     &s.h,
                     kern.map(|k| (&self.act, k)),
-                    None,
                     None,
                     None,
                     None,
@@ -667,7 +657,6 @@ impl CudaSession<'_> {
                     None,
                     None,
                     pf.as_deref(),
-                    tune.pdl_down,
                 )?;
             }
             let pf = match (pre, l + 1 < n_layer) {
@@ -698,7 +687,6 @@ impl CudaSession<'_> {
                     (&self.act, k6.unwrap_or(k))
                 }),
                 Some((c.logit_scale, c.softcap)),
-                None,
                 None,
                 None,
             )?;
