@@ -372,6 +372,13 @@ mod tests {
         assert_eq!(c.args.depth_fill, DepthFill::Synthetic);
         assert_eq!(c.args.depth, vec![0, 4096, 32768]);
         assert!(!c.args.host_logits);
+        assert!(!c.args.step_sync, "tg fed on the device by default");
+        assert!(
+            Cmd::try_parse_from(["bench", "--step-sync"])
+                .unwrap()
+                .args
+                .step_sync
+        );
         let c = Cmd::try_parse_from(["bench", "--host-logits"]).unwrap();
         assert_eq!(c.args.depth_fill, DepthFill::Prefill);
         assert!(c.args.host_logits);
