@@ -13,7 +13,8 @@
 #   per-cluster partial sums added as fixed point), normfold (the norm tails folded into the
 #   next matvec launch as a cluster prologue), lmflat (the LM head with four 4-row units per
 #   warp as one stream of columns), ilv (the Q4_K matvecs over weights re-laid so that a
-#   warp's loop trip reads one contiguous run).
+#   warp's loop trip reads one contiguous run), rdpat (read ceilings of the matvecs' tile
+#   orders, loads only: warp-major, trip-major, block-major, a plain grid-stride read).
 set -euo pipefail
 OUT=${1:-/tmp/mvbw}
 shift || true
