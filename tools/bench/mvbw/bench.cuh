@@ -101,6 +101,24 @@ __device__ __forceinline__ void q4k_rows_tiled(const u8 *w, const signed char *q
     Q4K_STORE(RR, acc, y, row0, n_out);
 }
 
+// Plain grid-stride read of n16 16-byte words, UNR loads in flight per thread (EF: evict-first
+// in L2, as the engine's weight loads): the read ceiling the kernels are compared against.
+template <int UNR, bool EF = false>
+__global__ void rd_stream(const uint4 *p, size_t n16, u32 *sink) {
+    u32 x = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i + (UNR - 1) * stride < n16; i += UNR * stride) {
+        uint4 v[UNR];
+#pragma unroll
+        for (int u = 0; u < UNR; u++) v[u] = ld_tile<EF>((const u8 *)(p + i + u * stride));
+#pragma unroll
+        for (int u = 0; u < UNR; u++) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < n16; i += stride) x ^= p[i].x;
+    if (x == 0x12345678u) sink[0] = x;
+}
+
 #ifndef MVBW_DEVICE_ONLY
 #define CK(x)                                                                                   \
     do {                                                                                       \

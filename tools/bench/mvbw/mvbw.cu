@@ -122,23 +122,6 @@ __global__ void __launch_bounds__(128, 5)
     if (x == 0x12345678u) sink[0] = x;
 }
 
-// Plain streaming read of n16 16-byte words, UNR loads in flight per thread.
-template <int UNR>
-__global__ void rd_stream(const uint4 *p, size_t n16, u32 *sink) {
-    u32 x = 0;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + (UNR - 1) * stride < n16; i += UNR * stride) {
-        uint4 v[UNR];
-#pragma unroll
-        for (int u = 0; u < UNR; u++) v[u] = p[i + u * stride];
-#pragma unroll
-        for (int u = 0; u < UNR; u++) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-    }
-    for (; i < n16; i += stride) x ^= p[i].x;
-    if (x == 0x12345678u) sink[0] = x;
-}
-
 #ifndef MVBW_DEVICE_ONLY
 int main() {
     const int n_ff = 19968, n_in = 6656, nb = n_in / 256;

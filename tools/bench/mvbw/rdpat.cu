@@ -8,37 +8,20 @@
 // gate/up launch (2,496 warps x 13 trips, 149.5 MB), the Q4_K down projection (1,664 x 10,
 // 76.7 MB) and the Q/K/V/gate rows (2,176 x 4 trips, 40 MB with the last trip whole). Also:
 // two trips in flight per warp, and the plain grid-stride read of the same bytes.
+// b2's log (bench/runs/2026-12-02-h200-b) came from this file's first, standalone version
+// (commit 4068293); it now takes the engine's ld_w16 and bench.cuh's plain read (rd_stream).
 // Built and run on the device: bash tools/bench/mvbw/run.sh OUT rdpat
+#ifndef MVBW_DEVICE_ONLY
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+#endif
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);   \
-            return 1;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-typedef unsigned int u32;
-typedef unsigned char u8;
-
-__device__ __forceinline__ unsigned long long evict_first() {
-    unsigned long long p;
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
-
-__device__ __forceinline__ uint4 ld_ef(const void *a, unsigned long long pol) {
-    uint4 v;
-    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(a), "l"(pol));
-    return v;
-}
+#include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
+#include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
+#include "bench.cuh"
 
 #define TILE 4608
 
@@ -50,7 +33,6 @@ __global__ void __launch_bounds__(128, 5) rd_tiles(const u8 *base, int W, int T,
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int gw = blockIdx.x * 4 + warp;
     if (gw >= W) return;
-    const unsigned long long pol = evict_first();
     u32 x = 0;
     for (int t = 0; t < T; t += INF) {
         uint4 v[INF][9];
@@ -62,7 +44,7 @@ __global__ void __launch_bounds__(128, 5) rd_tiles(const u8 *base, int W, int T,
                                              : ((size_t)blockIdx.x * T + tt) * 4 + warp;
             const u8 *p = base + tile * TILE + 16 * lane;
 #pragma unroll
-            for (int j = 0; j < 9; j++) v[i][j] = ld_ef(p + 512 * j, pol);
+            for (int j = 0; j < 9; j++) v[i][j] = ld_w16(p + 512 * j);
         }
 #pragma unroll
         for (int i = 0; i < INF; i++)
@@ -72,23 +54,7 @@ __global__ void __launch_bounds__(128, 5) rd_tiles(const u8 *base, int W, int T,
     if (x == 0x12345678u) sink[0] = x;
 }
 
-// Plain grid-stride read of n16 16-byte words, 8 loads in flight per thread.
-__global__ void __launch_bounds__(128, 5) rd_plain(const uint4 *p, size_t n16, u32 *sink) {
-    const unsigned long long pol = evict_first();
-    u32 x = 0;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    for (; i + 7 * stride < n16; i += 8 * stride) {
-        uint4 v[8];
-#pragma unroll
-        for (int u = 0; u < 8; u++) v[u] = ld_ef(p + i + u * stride, pol);
-#pragma unroll
-        for (int u = 0; u < 8; u++) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-    }
-    for (; i < n16; i += stride) x ^= p[i].x;
-    if (x == 0x12345678u) sink[0] = x;
-}
-
+#ifndef MVBW_DEVICE_ONLY
 int main() {
     int dev = 0, sms = 0;
     CK(cudaGetDevice(&dev));
@@ -114,7 +80,7 @@ int main() {
     for (auto &s : shapes) {
         const double bytes = (double)s.W * s.T * TILE;
         const int blocks = (s.W + 3) / 4;
-        auto run_one = [&](const char *what, auto launch) -> int {
+        auto run_one = [&](const char *what, auto launch) {
             for (int i = 0; i < ring; i++) launch(buf[i]);  // warm-up
             CK(cudaDeviceSynchronize());
             // Back to back (each launch on the next buffer), then each alone between events.
@@ -139,19 +105,19 @@ int main() {
             printf("%-22s %-30s back to back %7.2f us (%6.0f GB/s)   alone median %7.2f us (%6.0f GB/s)\n",
                    s.name, what, chain, bytes / chain * 1e-3, med, bytes / med * 1e-3);
             CK(cudaGetLastError());
-            return 0;
         };
         for (int round = 0; round < 2; round++) {
             printf("round %d\n", round);
-            if (run_one("warp-major, 1 trip", [&](u8 *b) { rd_tiles<0, 1><<<blocks, 128>>>(b, s.W, s.T, sink); })) return 1;
-            if (run_one("trip-major, 1 trip", [&](u8 *b) { rd_tiles<1, 1><<<blocks, 128>>>(b, s.W, s.T, sink); })) return 1;
-            if (run_one("block-major, 1 trip", [&](u8 *b) { rd_tiles<2, 1><<<blocks, 128>>>(b, s.W, s.T, sink); })) return 1;
-            if (run_one("warp-major, 2 trips", [&](u8 *b) { rd_tiles<0, 2><<<blocks, 128>>>(b, s.W, s.T, sink); })) return 1;
-            if (run_one("trip-major, 2 trips", [&](u8 *b) { rd_tiles<1, 2><<<blocks, 128>>>(b, s.W, s.T, sink); })) return 1;
+            run_one("warp-major, 1 trip", [&](u8 *b) { rd_tiles<0, 1><<<blocks, 128>>>(b, s.W, s.T, sink); });
+            run_one("trip-major, 1 trip", [&](u8 *b) { rd_tiles<1, 1><<<blocks, 128>>>(b, s.W, s.T, sink); });
+            run_one("block-major, 1 trip", [&](u8 *b) { rd_tiles<2, 1><<<blocks, 128>>>(b, s.W, s.T, sink); });
+            run_one("warp-major, 2 trips", [&](u8 *b) { rd_tiles<0, 2><<<blocks, 128>>>(b, s.W, s.T, sink); });
+            run_one("trip-major, 2 trips", [&](u8 *b) { rd_tiles<1, 2><<<blocks, 128>>>(b, s.W, s.T, sink); });
             const size_t n16 = (size_t)(bytes / 16);
-            if (run_one("plain grid-stride, 5/SM", [&](u8 *b) { rd_plain<<<5 * sms, 128>>>((const uint4 *)b, n16, sink); })) return 1;
-            if (run_one("plain grid-stride, 16/SM", [&](u8 *b) { rd_plain<<<16 * sms, 128>>>((const uint4 *)b, n16, sink); })) return 1;
+            run_one("plain grid-stride, 5/SM", [&](u8 *b) { rd_stream<8, true><<<5 * sms, 128>>>((const uint4 *)b, n16, sink); });
+            run_one("plain grid-stride, 16/SM", [&](u8 *b) { rd_stream<8, true><<<16 * sms, 128>>>((const uint4 *)b, n16, sink); });
         }
     }
     return 0;
 }
+#endif
