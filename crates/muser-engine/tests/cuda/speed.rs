@@ -574,18 +574,15 @@ pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
                 sess.step_argmax(11).unwrap();
             }
             let t = Instant::now();
-            if what == "greedy_fed" {
-                sess.greedy_fed(5, n).unwrap();
-            }
-            for i in (0..n).filter(|_| what != "greedy_fed") {
-                let tok = (i * 13 + 5) as u32;
-                match what {
-                    "step_argmax, waited" => {
-                        sess.step_argmax(tok).unwrap();
-                    }
-                    "queued with argmax" => sess.queue_step(tok, true).unwrap(),
-                    _ => sess.queue_step(tok, false).unwrap(),
+            let toks = (0..n).map(|i| (i * 13 + 5) as u32);
+            match what {
+                "greedy_fed" => {
+                    sess.greedy_fed(5, n).unwrap();
                 }
+                "step_argmax, waited" => toks.for_each(|t| {
+                    sess.step_argmax(t).unwrap();
+                }),
+                w => toks.for_each(|t| sess.queue_step(t, w == "queued with argmax").unwrap()),
             }
             sess.synchronize().unwrap();
             let ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;

@@ -120,20 +120,18 @@ impl CudaSession<'_> {
         }
         let cuda = self.cuda;
         let st = cuda.stream().clone();
-        if self.fed.as_ref().is_none_or(|b| b.len() < n) {
-            self.fed = Some(
-                st.alloc_zeros::<u32>(n)
-                    .map_err(cuda_err("allocating the greedy tokens"))?,
-            );
-        }
+        // The run's tokens on the device (kept for the next run; dropped on an error, which
+        // frees it in stream order).
+        let fed = match self.fed.take() {
+            Some(b) if b.len() >= n => b,
+            _ => st
+                .alloc_zeros::<u32>(n)
+                .map_err(cuda_err("allocating the greedy tokens"))?,
+        };
+        let out = super::step::ptr(&fed, &st);
         let n_vocab = self.model.cfg.n_vocab;
         // The token id in the step's parameters (`prepare`'s layout).
         let tok = super::step::ptr(&self.params, &st) + 4 * (1 + 3 * self.layers.len() as u64);
-        let out = self
-            .fed
-            .as_ref()
-            .map(|b| super::step::ptr(b, &st))
-            .unwrap_or_default();
         // Step i - 1's argmax into word i - 1 of the run's tokens and, but after the last
         // step, into step i's parameters (queued after their upload, before step i).
         let argmax = |s: &mut Self, i: usize, next: bool| {
@@ -148,10 +146,11 @@ impl CudaSession<'_> {
             self.run_after(0, |s| argmax(s, i, true))?;
         }
         argmax(self, n, false)?;
-        let fed = self.fed.as_ref().map(|b| b.slice(0..n));
-        let fed = fed.ok_or_else(|| Error::Cuda("greedy tokens not allocated".into()))?;
-        st.clone_dtoh(&fed)
-            .map_err(cuda_err("copying the greedy tokens back"))
+        let tokens = st
+            .clone_dtoh(&fed.slice(0..n))
+            .map_err(cuda_err("copying the greedy tokens back"))?;
+        self.fed = Some(fed);
+        Ok(tokens)
     }
 
     /// Queues one step like `step_argmax` (with `argmax`) or `step` without waiting for it
