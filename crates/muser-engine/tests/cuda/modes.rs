@@ -444,6 +444,23 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
+        // (round c) The attention of short caches folded into the Q/K/V/gate launch, alone
+        // and with that launch prefetching part of the output projection (the folded
+        // attention launch's own prefetch gone), against the default.
+        Some("fattn") => ab(&|t| {
+            let tp = t.tail_prefetch.unwrap_or_default();
+            let with = |o_proj| DecodeTuning {
+                fold_attn: true,
+                tail_prefetch: Some(TailPrefetch { o_proj, ..tp }),
+                ..t
+            };
+            vec![
+                ("default", t, false),
+                ("fold attn", with(tp.o_proj), true),
+                ("fold attn, o_proj 0-30 %", with((0, 30)), false),
+                ("fold attn, o_proj 0-60 %", with((0, 60)), false),
+            ]
+        }),
         // The default's decode rate at the depths (4 rounds; to compare builds in turn).
         Some("rate") => ab(&|t| vec![("default", t, false)]),
         // The host's share of a step: steps waited for one by one (the bench's loop) against
