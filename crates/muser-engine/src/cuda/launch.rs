@@ -156,6 +156,10 @@ pub struct DecodeTuning {
     /// the head's attention with `attend_split_*_m`'s code. The same bits, one launch fewer
     /// per such layer. Only where the whole launch is resident at once (the session checks).
     pub fold_attn: bool,
+    /// With `fold_attn`, fold even where the device cannot hold the whole launch at once,
+    /// relying on blocks starting in index order alone (for measurements; off in the defaults).
+    #[doc(hidden)]
+    pub fold_attn_in_order: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -368,6 +372,7 @@ impl Default for DecodeTuning {
             lm_flat: true,
             gate_up_streams: true,
             fold_attn: false,
+            fold_attn_in_order: false,
         }
     }
 }
@@ -396,6 +401,7 @@ impl DecodeTuning {
         lm_flat: false,
         gate_up_streams: false,
         fold_attn: false,
+        fold_attn_in_order: false,
     };
 }
 

@@ -658,20 +658,21 @@ impl Cuda {
         r.map(Some)
     }
 
-    /// Whether `matvec1_q8_qkva`'s launch over `segs` (Q, K, V, gate) fits on the device at
-    /// once (`launch::resident_clusters`), so that its Q clusters' waits always end.
+    /// Blocks of `matvec1_q8_qkva`'s launch over `segs` (Q, K, V, gate) that the device holds
+    /// at once (`launch::resident_clusters`), and the launch's blocks: where the first is not
+    /// smaller, its Q clusters' waits always end. `None` where no kernel applies.
     pub(crate) fn qkva_resident(
         &self,
         kernel: SegKernel,
         segs: &[(GgmlType, usize)],
         head_dim: usize,
-    ) -> Result<bool> {
+    ) -> Result<Option<(usize, usize)>> {
         let Some(&(_, name)) = QKVA_KERNELS.iter().find(|k| k.0 == head_dim) else {
-            return Ok(false);
+            return Ok(None);
         };
         let rb = kernel.rows_per_block(GgmlType::Q4_K);
         if head_dim % rb != 0 || !(2..=8).contains(&(head_dim / rb)) {
-            return Ok(false);
+            return Ok(None);
         }
         let blocks: usize = segs
             .iter()
@@ -688,7 +689,7 @@ impl Cuda {
             shared_mem_bytes: 0,
         };
         let n = super::launch::resident_clusters(&self.stream, f, cfg, cluster)?;
-        Ok(n as usize * cluster as usize >= blocks)
+        Ok(Some((n as usize * cluster as usize, blocks)))
     }
 
     /// The FFN gate and up products (Q4_K `gate`, `up`: `[n_ff, n_in]` over the int8 row

@@ -180,17 +180,31 @@ impl CudaSession<'_> {
                 return Ok(fits);
             }
         }
-        let c = &self.model.cfg;
-        let mut fits = self.cuda.compute_capability.0 >= 9;
-        for w in &self.model.weights.layers {
-            if !fits {
-                break;
-            }
-            let segs = [&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate].map(|m| (m.ty, m.n_out));
-            fits = self.cuda.qkva_resident(k, &segs, c.head_dim)?;
-        }
+        let fits = self
+            .qkva_residency(k)?
+            .is_some_and(|(resident, blocks)| resident >= blocks);
         self.qkva_fit = Some((k, fits));
         Ok(fits)
+    }
+
+    /// The fewest blocks of the Q/K/V/gate launch with the attention folded in that the
+    /// device holds at once over the layers, and the most blocks a layer's launch has
+    /// (`Cuda::qkva_resident`); `None` where it does not apply (before sm_90, no kernel).
+    #[doc(hidden)]
+    pub fn qkva_residency(&self, k: SegKernel) -> Result<Option<(usize, usize)>> {
+        if self.cuda.compute_capability.0 < 9 {
+            return Ok(None);
+        }
+        let c = &self.model.cfg;
+        let mut worst: Option<(usize, usize)> = None;
+        for w in &self.model.weights.layers {
+            let segs = [&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate].map(|m| (m.ty, m.n_out));
+            let Some((r, b)) = self.cuda.qkva_resident(k, &segs, c.head_dim)? else {
+                return Ok(None);
+            };
+            worst = Some(worst.map_or((r, b), |(r0, b0)| (r0.min(r), b0.max(b))));
+        }
+        Ok(worst)
     }
 
     /// The int8 activation row's addresses, or nulls when the products take f32 activations.
@@ -374,7 +388,7 @@ impl CudaSession<'_> {
         let tp = tune.tail_prefetch.filter(|_| q8);
         // Whether the attention can fold into the Q/K/V/gate launch (DecodeTuning::fold_attn).
         let qkva_ok = match kern.filter(|_| tune.fold_attn && tune.fold_qk) {
-            Some(k) => self.qkva_fits(k)?,
+            Some(k) => tune.fold_attn_in_order || self.qkva_fits(k)?,
             None => false,
         };
         let qkvg_of = |l: usize| {
