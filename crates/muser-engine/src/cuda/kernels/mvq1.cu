@@ -718,6 +718,17 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned *p) {
         n_in, qw, kw, eps, cs, rope, kc, vc, slot_p, meta, cap, scale, out, oqa, oda, osa, cnt, \
         expect, n_head, n_head_kv
 
+// The lead Q block's attention (attend_head with the head in shared memory), not inlined:
+// its registers are allocated apart from the matvec loop's, so that the 96 a block of 5 per SM
+// may hold do not spill in the loop.
+template <int HD>
+__device__ __noinline__ void qkva_attend(const float *qs, const u16 *kc, const u16 *vc,
+                                         int n_head, int n_head_kv, const int *meta, int cap,
+                                         float scale, const MergeOut fin, int h) {
+    attend_head<HD, true, true>(qs, kc, vc, nullptr, n_head, n_head_kv, meta, cap, scale, &fin,
+                                h, 0, 1);
+}
+
 template <int RR4, int RR6, int HD>
 __device__ __forceinline__ void seg_qkva(QKVA_ARGS) {
     const int b = blockIdx.x, group = n_head / n_head_kv;
@@ -734,9 +745,8 @@ __device__ __forceinline__ void seg_qkva(QKVA_ARGS) {
             cnt[h] = 0u;
         }
         __syncthreads();
-        const MergeOut fin = {out, y2, oqa, oda, osa};
-        attend_head<HD, true, true>(qs, kc, vc, nullptr, n_head, n_head_kv, meta, cap, scale,
-                                    &fin, h, 0, 1);
+        qkva_attend<HD>(qs, kc, vc, n_head, n_head_kv, meta, cap, scale,
+                        MergeOut{out, y2, oqa, oda, osa}, h);
         return;
     }
     if (b >= b2) {

@@ -1,0 +1,10 @@
+#!/bin/bash
+# Round c, c3: c2's fold (it did apply on the 30B file: 616 resident blocks against 560) was
+# 0.6 % slower, and its kernel spilled 12 bytes. Here the lead block's attention is a
+# __noinline__ call (its registers apart from the matvec loop's: no spills anywhere), the
+# same bits: `cuda_test fattn` at depth 0 only.
+P=.device/c3
+( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1
+( time timeout 150 $P/cuda_test fattn /tmp/g30.gguf 0 ) > $OUT/fattn_0.log 2>&1; echo "fattn rc $?" >> $OUT/rc.txt
+cat $OUT/rc.txt
+cat $OUT/fattn_0.log | grep -v "^$" | tail -22
