@@ -752,17 +752,8 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
             ..tuned
         };
-        // (round c) The attention folded into the Q/K/V/gate launch (short caches: these
-        // sessions' every step), also where the device cannot hold the whole launch at once:
-        // the same bits.
-        let flip_attn = DecodeTuning {
-            fold_attn: !tuned.fold_attn,
-            fold_attn_in_order: true,
-            ..tuned
-        };
         for other in [
             plain,
-            flip_attn,
             flip_fold,
             flip_swiglu,
             flip_flat,
@@ -895,39 +886,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if ok_f { "ok" } else { "FAIL" }
             );
             tally(ok_f, &mut pass, &mut fail);
-        }
-        // (round c) With the attention folded into the Q/K/V/gate launch (not checking that the
-        // launch is resident at once), the profile's labels say so and no attention kernel
-        // runs: on the real head geometry (sm_90), every layer.
-        {
-            dev.set_decode_tuning(DecodeTuning {
-                fold_attn: true,
-                fold_attn_in_order: true,
-                ..tuned
-            });
-            let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
-            let labels = s2.profile_step(tokens[0]).unwrap();
-            let resident = dev
-                .one_token_kernel()
-                .map(|k| s2.qkva_residency(k).unwrap());
-            dev.set_decode_tuning(tuned);
-            let strip = |l: &str| l.strip_suffix(TAIL_PREFETCH_LABEL).unwrap_or(l).to_string();
-            let folded = labels
-                .iter()
-                .filter(|(l, _, _)| strip(l).ends_with("+ qk_norm_rope_store + attention"))
-                .count();
-            let attn = labels
-                .iter()
-                .filter(|(l, _, _)| l.starts_with("attend_") && !l.starts_with("attend_merge"))
-                .count();
-            let n_layer = gpu.cfg.n_layer;
-            let must = name.starts_with("mid") && dev.compute_capability.0 >= 9;
-            let ok_a = folded + attn == n_layer && (!must || folded == n_layer);
-            println!(
-                "model {name:20} attention folded into the Q/K/V/gate launch in {folded} of {n_layer} layers, {attn} attention launches (resident blocks, launch blocks: {resident:?}) {}",
-                if ok_a { "ok" } else { "FAIL" }
-            );
-            tally(ok_a, &mut pass, &mut fail);
         }
         // Where the one-matrix kernels apply (the int8 path; Q4_K output projections, Q4_K or
         // Q6_K down projections), the profile's labels say so: on the Q4_K_M models, both

@@ -16,7 +16,6 @@
 #endif
 
 #include "../../../crates/muser-engine/src/cuda/kernels/common.cuh"
-#include "../../../crates/muser-engine/src/cuda/kernels/attend_core.cuh"
 #include "../../../crates/muser-engine/src/cuda/kernels/mvq1.cu"
 #include "bench.cuh"
 

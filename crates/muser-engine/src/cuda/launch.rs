@@ -36,9 +36,11 @@ pub(crate) enum KArg {
 /// programmatic dependent launch with the matvecs triggering after their weight loads, branch
 /// `cuda-pdl-end`; the cluster barriers that keep shared memory alive split into arrive and
 /// wait, branch `cuda-split-cluster-barrier`; the tensor-core attention's warps writing their
-/// partials as splits of their own, branch `cuda-mma-warp-splits`) is recorded in
-/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p and 2026-12-01-h200-r, -s, -t, -u,
-/// -v and removed.
+/// partials as splits of their own, branch `cuda-mma-warp-splits`; the attention of short
+/// caches folded into the Q/K/V/gate launch, its Q clusters waiting on counters of the K, V
+/// and gate blocks, branch `cuda-fold-attn`) is recorded in bench/runs/2026-11-30-h200-e, -g,
+/// -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r, -s, -t, -u, -v and 2026-12-02-h200-c and
+/// removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -149,17 +151,6 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
-    /// With `fold_qk`, the attention of layers whose cache rows take one split of
-    /// `split_rows` (the short spans of `span_graphs`; per-head kernel, merge folded) folded
-    /// into the Q/K/V/gate launch (`mvq_seg_42_lb5_qkva_*`, head_dim 64 or 128): each Q
-    /// head's cluster, once the K, V and gate blocks it reads have counted themselves, runs
-    /// the head's attention with `attend_split_*_m`'s code. The same bits, one launch fewer
-    /// per such layer. Only where the whole launch is resident at once (the session checks).
-    pub fold_attn: bool,
-    /// With `fold_attn`, fold even where the device cannot hold the whole launch at once,
-    /// relying on blocks starting in index order alone (for measurements; off in the defaults).
-    #[doc(hidden)]
-    pub fold_attn_in_order: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -371,8 +362,6 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
-            fold_attn: false,
-            fold_attn_in_order: false,
         }
     }
 }
@@ -400,8 +389,6 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
-        fold_attn: false,
-        fold_attn_in_order: false,
     };
 }
 
@@ -468,46 +455,4 @@ pub(crate) unsafe fn launch_ex(
         sys::CUresult::CUDA_SUCCESS => Ok(()),
         e => Err(err(e)),
     }
-}
-
-/// Clusters of `cluster` blocks of kernel `f` with launch shape `cfg` that the device holds at
-/// once (`cuOccupancyMaxActiveClusters`), so that a launch whose blocks wait for others of
-/// lower index can be checked to fit in one wave.
-pub(crate) fn resident_clusters(
-    stream: &CudaStream,
-    f: &CudaFunction,
-    cfg: LaunchConfig,
-    cluster: u32,
-) -> Result<u32> {
-    let err = |e: sys::CUresult| Error::Cuda(format!("querying resident clusters: {e:?}"));
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| Error::Cuda(format!("binding the CUDA context: {e:?}")))?;
-    // SAFETY: an all-zero attribute is a valid value; the fields are set below.
-    let mut attrs: [sys::CUlaunchAttribute; 1] = unsafe { std::mem::zeroed() };
-    let a = &mut attrs[0];
-    a.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    a.value.clusterDim.x = cluster.max(1);
-    a.value.clusterDim.y = 1;
-    a.value.clusterDim.z = 1;
-    let lc = sys::CUlaunchConfig {
-        gridDimX: cfg.grid_dim.0,
-        gridDimY: cfg.grid_dim.1,
-        gridDimZ: cfg.grid_dim.2,
-        blockDimX: cfg.block_dim.0,
-        blockDimY: cfg.block_dim.1,
-        blockDimZ: cfg.block_dim.2,
-        sharedMemBytes: cfg.shared_mem_bytes,
-        hStream: stream.cu_stream(),
-        attrs: attrs.as_mut_ptr(),
-        numAttrs: 1,
-    };
-    let mut n: std::ffi::c_int = 0;
-    // SAFETY: `lc` and its attribute live for the call; the query launches nothing.
-    let r = unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.cu_function(), &lc) };
-    if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(err(r));
-    }
-    Ok(n.max(0) as u32)
 }

@@ -35,16 +35,12 @@ const Q8ACT_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
     include_str!("kernels/q8act.cu")
 );
-// `kernels/attend_core.cuh` (the per-head attention) is in both the decode module and the
-// matvec one, whose Q/K/V/gate launch can finish with it (`DecodeTuning::fold_attn`).
 const MVQ1_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/attend_core.cuh"),
     include_str!("kernels/mvq1.cu")
 );
 const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/attend_core.cuh"),
     include_str!("kernels/decode.cu"),
     include_str!("kernels/gather.cu"),
     include_str!("kernels/prefill.cu"),
@@ -70,7 +66,7 @@ pub use launch::{
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{
-    LM_FLAT_KERNEL, ONE_KERNELS, QKVA_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
+    LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
     SWIGLU_STREAMS_KERNEL, TP_KERNELS,
 };
 pub use session::{
@@ -263,7 +259,6 @@ impl Cuda {
                 LM_FLAT_KERNEL,
             ])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
-            .chain(QKVA_KERNELS.iter().map(|k| k.1))
             .chain(TP_KERNELS.iter().map(|k| k.1))
         {
             seg.insert(

@@ -39,13 +39,6 @@ const fn sk(name: &'static str, rows_q4k: usize, rows_q6k: usize) -> SegKernel {
 /// `mvq_seg_42_lb5` with QK-norm, RoPE and the KV store as a cluster epilogue (`seg_qkv`).
 pub(crate) const QKV_KERNEL: &str = "mvq_seg_42_lb5_qkv";
 
-/// `QKV_KERNEL` with the attention of a short cache folded in (`seg_qkva`,
-/// `DecodeTuning::fold_attn`), by head size.
-pub(crate) const QKVA_KERNELS: [(usize, &str); 2] = [
-    (64, "mvq_seg_42_lb5_qkva_64"),
-    (128, "mvq_seg_42_lb5_qkva_128"),
-];
-
 /// The FFN gate/up launch with SwiGLU and its int8 quantization folded in (`mvq1.cu`): 32
 /// rows of both matrices per block of 4 warps.
 pub(crate) const SWIGLU_KERNEL: &str = "mvq_gu_swiglu";
@@ -67,10 +60,8 @@ pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
 
 /// The kernels with the tail prefetch (`DecodeTuning::tail_prefetch`): each plain kernel and
 /// its `_tp` entry (the same bits, four L2 prefetch ranges after the plain arguments).
-pub(crate) const TP_KERNELS: [(&str, &str); 7] = [
+pub(crate) const TP_KERNELS: [(&str, &str); 5] = [
     (QKV_KERNEL, "mvq_seg_42_lb5_qkv_tp"),
-    (QKVA_KERNELS[0].1, "mvq_seg_42_lb5_qkva_64_tp"),
-    (QKVA_KERNELS[1].1, "mvq_seg_42_lb5_qkva_128_tp"),
     (SWIGLU_FLAT_KERNEL, "mvq_gu_swiglu_flat_tp"),
     (SWIGLU_STREAMS_KERNEL, "mvq_gu_swiglu_flat_gs_tp"),
     ("mvq_one_q4k_lb5", "mvq_one_q4k_lb5_tp"),
@@ -199,26 +190,6 @@ pub(crate) struct QkvFold {
     pub(crate) kc: u64,
     pub(crate) vc: u64,
     pub(crate) slot: u64,
-    /// The layer's attention as well (`QKVA_KERNELS`), where set.
-    pub(crate) attn: Option<AttnFold>,
-}
-
-/// What `Cuda::matvec1_q8_qkv` folds in of the attention (`DecodeTuning::fold_attn`), as
-/// device addresses: `meta` the window (first row, rows: two `i32`), `cap` the ring's rows,
-/// `scale` the score scale; `out` the gated attention `[q_dim]` and `qa`, `da`, `sa` its int8
-/// row for the output projection; `cnt` one `u32` per query head, zero between launches.
-#[derive(Clone, Copy)]
-pub(crate) struct AttnFold {
-    pub(crate) meta: u64,
-    pub(crate) cap: usize,
-    pub(crate) scale: f32,
-    pub(crate) out: u64,
-    pub(crate) qa: u64,
-    pub(crate) da: u64,
-    pub(crate) sa: u64,
-    pub(crate) cnt: u64,
-    pub(crate) n_head: usize,
-    pub(crate) n_head_kv: usize,
 }
 
 /// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
@@ -540,9 +511,8 @@ impl Cuda {
     /// that kernel does not apply: before sm_90, another segment kernel than
     /// `mvq_seg_42_lb5`, Q or K not Q4_K, a head that is not 2-8 blocks, or a segment that is
     /// not whole clusters. `fold`: the norm weights, head size, eps, RoPE and cache arguments
-    /// of `qk_norm_rope_store` (device addresses), and the attention's where it is folded in
-    /// too (`matvec1_q8_qkva`; `Some(true)` says it was). `pf`: L2 prefetch ranges for its
-    /// blocks to issue once done (`TP_KERNELS`).
+    /// of `qk_norm_rope_store` (device addresses). `pf`: L2 prefetch ranges for its blocks
+    /// to issue once done (`TP_KERNELS`).
     ///
     /// # Safety
     /// `fold`'s addresses must be live buffers as `QkvFold` describes, for a KV cache of
@@ -555,7 +525,7 @@ impl Cuda {
         n_in: usize,
         fold: &QkvFold,
         pf: Option<&[KArg]>,
-    ) -> Result<Option<bool>> {
+    ) -> Result<Option<()>> {
         let rb = kernel.rows_per_block(GgmlType::Q4_K);
         let cluster = fold.head_dim / rb;
         let ok = self.compute_capability.0 >= 9
@@ -571,12 +541,6 @@ impl Cuda {
             && segs[..2].iter().all(|s| s.n_out % fold.head_dim == 0);
         if !ok {
             return Ok(None);
-        }
-        if let Some(a) = &fold.attn {
-            // SAFETY: the caller's contract.
-            if unsafe { self.matvec1_q8_qkva(kernel, segs, act, n_in, fold, a, pf)? }.is_some() {
-                return Ok(Some(true));
-            }
         }
         let mut tail = vec![
             KArg::P(fold.qw),
@@ -595,101 +559,7 @@ impl Cuda {
         // caller's contract (`QkvFold`) covers its addresses; every segment's blocks are whole
         // clusters of one head (checked above).
         unsafe { self.seg_launch(kernel, name, segs, act, n_in, &tail, cluster as u32)? };
-        Ok(Some(false))
-    }
-
-    /// `matvec1_q8_qkv` with the attention folded in (`QKVA_KERNELS`; `segs` Q, K, V, gate,
-    /// launched as K, V, gate, Q): `None` where no kernel has the head size or the grouping
-    /// does not fit (`qkva_applies`). The caller must have checked that the launch is resident
-    /// at once (`Cuda::qkva_resident`).
-    ///
-    /// # Safety
-    /// As `matvec1_q8_qkv`, and `attn`'s addresses live buffers as `AttnFold` describes, the
-    /// cache rows of its window written.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn matvec1_q8_qkva(
-        &self,
-        kernel: SegKernel,
-        segs: &mut [Seg<'_>],
-        act: &Q8Act,
-        n_in: usize,
-        fold: &QkvFold,
-        attn: &AttnFold,
-        pf: Option<&[KArg]>,
-    ) -> Result<Option<()>> {
-        let shapes: Vec<_> = segs.iter().map(|s| (s.ty, s.n_out)).collect();
-        let applies = qkva_applies(kernel, &shapes, fold.head_dim, attn.n_head, attn.n_head_kv);
-        let Some((name, expect)) = applies else {
-            return Ok(None);
-        };
-        let cluster = fold.head_dim / kernel.rows_per_block(GgmlType::Q4_K);
-        let tail0 = [
-            KArg::P(fold.qw),
-            KArg::P(fold.kw),
-            KArg::F(fold.eps),
-            KArg::P(fold.cs),
-            KArg::I(i32::from(fold.rope)),
-            KArg::P(fold.kc),
-            KArg::P(fold.vc),
-            KArg::P(fold.slot),
-            KArg::P(attn.meta),
-            KArg::I(attn.cap as i32),
-            KArg::F(attn.scale),
-            KArg::P(attn.out),
-            KArg::P(attn.qa),
-            KArg::P(attn.da),
-            KArg::P(attn.sa),
-            KArg::P(attn.cnt),
-            KArg::I(expect as i32),
-            KArg::I(attn.n_head as i32),
-            KArg::I(attn.n_head_kv as i32),
-        ];
-        let (name, pf) = with_tail_prefetch(name, pf);
-        let mut tail = tail0.to_vec();
-        tail.extend_from_slice(pf);
-        // K, V, gate, Q: every block a Q cluster waits for has a lower index.
-        segs.rotate_left(1);
-        // SAFETY: the tail is seg_qkva's (and the `_tp` entry's ranges); the caller's contract
-        // covers the addresses; every segment's blocks are whole clusters of one head
-        // (matvec1_q8_qkv's checks) and each K, V or gate block's rows lie in one head's
-        // (qkva_applies).
-        let r = unsafe { self.seg_launch(kernel, name, segs, act, n_in, &tail, cluster as u32) };
-        segs.rotate_right(1);
-        r.map(Some)
-    }
-
-    /// Blocks of `matvec1_q8_qkva`'s launch over `segs` (Q, K, V, gate) that the device holds
-    /// at once (`launch::resident_clusters`), and the launch's blocks: where the first is not
-    /// smaller, its Q clusters' waits always end. `None` where no kernel applies.
-    pub(crate) fn qkva_resident(
-        &self,
-        kernel: SegKernel,
-        segs: &[(GgmlType, usize)],
-        head_dim: usize,
-    ) -> Result<Option<(usize, usize)>> {
-        let Some(&(_, name)) = QKVA_KERNELS.iter().find(|k| k.0 == head_dim) else {
-            return Ok(None);
-        };
-        let rb = kernel.rows_per_block(GgmlType::Q4_K);
-        if head_dim % rb != 0 || !(2..=8).contains(&(head_dim / rb)) {
-            return Ok(None);
-        }
-        let blocks: usize = segs
-            .iter()
-            .map(|&(ty, n)| n.div_ceil(kernel.rows_per_block(ty)))
-            .sum();
-        let f = self
-            .seg
-            .get(name)
-            .ok_or_else(|| Error::Cuda(format!("kernel {name} not loaded")))?;
-        let cluster = (head_dim / rb) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (32 * kernel.warps as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let n = super::launch::resident_clusters(&self.stream, f, cfg, cluster)?;
-        Ok(Some((n as usize * cluster as usize, blocks)))
+        Ok(Some(()))
     }
 
     /// The FFN gate and up products (Q4_K `gate`, `up`: `[n_ff, n_in]` over the int8 row
@@ -1011,71 +881,9 @@ fn act_args(act: &Q8Act, n_in: usize, st: &CudaStream) -> [KArg; 4] {
     [KArg::P(qa), KArg::P(da), KArg::P(sa), KArg::I(n_in as i32)]
 }
 
-/// The kernel of `Cuda::matvec1_q8_qkva` over `segs` (type and rows of Q, K, V, gate) for
-/// head size `head_dim` and `n_head` query heads in groups of `n_head / n_head_kv`, and the
-/// arrivals each head's counter reaches (the K and V blocks of its KV group, the gate blocks
-/// of its head); `None` where it does not apply: no kernel of that head size, shapes that are
-/// not those heads, or a K, V or gate block whose rows cross a head.
-fn qkva_applies(
-    kernel: SegKernel,
-    segs: &[(GgmlType, usize)],
-    head_dim: usize,
-    n_head: usize,
-    n_head_kv: usize,
-) -> Option<(&'static str, usize)> {
-    let &(_, name) = QKVA_KERNELS.iter().find(|k| k.0 == head_dim)?;
-    let per_head = |ty: GgmlType| {
-        let rb = kernel.rows_per_block(ty);
-        (rb > 0 && head_dim % rb == 0).then_some(head_dim / rb)
-    };
-    let ok = segs.len() == 4
-        && n_head_kv > 0
-        && n_head % n_head_kv == 0
-        && segs[0].1 == n_head * head_dim
-        && segs[1].1 == n_head_kv * head_dim
-        && segs[2].1 == segs[1].1
-        && segs[3].1 == segs[0].1;
-    if !ok {
-        return None;
-    }
-    Some((
-        name,
-        per_head(segs[1].0)? + per_head(segs[2].0)? + per_head(segs[3].0)?,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{
-        flat_applies, q4k_streams_bytes, q6k_split_bytes, qkva_applies, streams_apply, FLAT_UNITS,
-        SEG_KERNELS,
-    };
-    use muser_gguf::GgmlType;
-
-    #[test]
-    fn folded_attention_counts_every_block_a_head_reads() {
-        let k = *SEG_KERNELS
-            .iter()
-            .find(|k| k.name == "mvq_seg_42_lb5")
-            .unwrap();
-        let (q4, q6) = (GgmlType::Q4_K, GgmlType::Q6_K);
-        // 30B: 16 Q4_K rows a block, 8 Q6_K. A head reads its KV group's 8 K blocks, 16
-        // (Q6_K) or 8 (Q4_K) V blocks, and its own 8 gate blocks.
-        let real = |v| [(q4, 4096), (q4, 256), (v, 256), (q4, 4096)];
-        assert_eq!(
-            qkva_applies(k, &real(q6), 128, 32, 2),
-            Some(("mvq_seg_42_lb5_qkva_128", 32))
-        );
-        assert_eq!(qkva_applies(k, &real(q4), 128, 32, 2).unwrap().1, 24);
-        // Head size 64: 4 blocks of each Q4_K segment a head, 8 of Q6_K.
-        let small = [(q4, 512), (q4, 128), (q6, 128), (q6, 512)];
-        assert_eq!(qkva_applies(k, &small, 64, 8, 2).unwrap().1, 4 + 8 + 8);
-        // No kernel for 256; shapes that are not those heads.
-        assert_eq!(qkva_applies(k, &real(q4), 256, 16, 1), None);
-        assert_eq!(qkva_applies(k, &real(q4), 128, 32, 4), None);
-        assert_eq!(qkva_applies(k, &real(q4), 128, 32, 0), None);
-        assert_eq!(qkva_applies(k, &real(q4)[..3], 128, 32, 2), None);
-    }
+    use super::{flat_applies, q4k_streams_bytes, q6k_split_bytes, streams_apply, FLAT_UNITS};
 
     #[test]
     fn flat_gate_up_only_where_it_gives_the_same_bits() {

@@ -444,36 +444,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
-        // (round c) The attention of short caches folded into the Q/K/V/gate launch, alone
-        // and with that launch prefetching part of the output projection (the folded
-        // attention launch's own prefetch gone), against the default.
-        Some("fattn") => run(&|| {
-            {
-                let dev = Cuda::new(&opts).unwrap();
-                let model = Glimmer::open(&path, Box::new(CpuRef::default())).unwrap();
-                let sess = CudaSession::new(&dev, &model, 256).unwrap();
-                let k = dev.one_token_kernel().unwrap();
-                println!(
-                    "fold attn: resident blocks, launch blocks {:?}",
-                    sess.qkva_residency(k).unwrap()
-                );
-            }
-            let t = Cuda::new(&opts).unwrap().decode_tuning();
-            let tp = t.tail_prefetch.unwrap_or_default();
-            let with = |o_proj, in_order| DecodeTuning {
-                fold_attn: true,
-                fold_attn_in_order: in_order,
-                tail_prefetch: Some(TailPrefetch { o_proj, ..tp }),
-                ..t
-            };
-            let v = vec![
-                ("default", t, false),
-                ("fold attn", with(tp.o_proj, false), true),
-                ("fold attn in order", with(tp.o_proj, true), true),
-                ("in order, o_proj 0-30 %", with((0, 30), true), false),
-            ];
-            depths.iter().for_each(|&d| tune_ab(&opts, &path, d, &v))
-        }),
         // The default's decode rate at the depths (4 rounds; to compare builds in turn).
         Some("rate") => ab(&|t| vec![("default", t, false)]),
         // The host's share of a step: steps waited for one by one (the bench's loop) against

@@ -570,26 +570,36 @@ ONE_ENTRY_TP(mvq_one_q6ks_lb4, q6ks_rows, 4)
 // every segment's blocks are whole clusters. Same bits as the separate kernel.
 // By pushes instead of remote loads between two release/acquire cluster barriers: 15.37 →
 // 15.05 µs per launch (event-timed; bench/runs/2026-12-02-h200-a a3).
-// One head of the Q or K segment as a cluster (seg_qkv's epilogue, above): block `blk` of the
-// segment computes its 4 RR4 rows of `w` (n rows), pushes them into every block's copy of the
-// head, takes the head's norm and writes its own rows normalized and rotated into y, and for K
-// (`kc` set) their f16 copy into cache row `row` (an offset in halves). With `qfull`, the
-// whole head normalized and rotated into it too (hd values, the same operations on the same
-// values as the blocks' own rows: the same bits).
-template <int RR4>
-__device__ __forceinline__ void qk_head(const u8 *w, int n, float *y, int blk, const float *nw,
-                                        u16 *kc, size_t row, const signed char *qa,
-                                        const float *da, const float *sa, int n_in, int hd,
-                                        float eps, const float *cs, int rope, float *qfull) {
+template <int RR4, int RR6>
+__device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *kw, int hd,
+                                        float eps, const float *cs, int rope, u16 *kc,
+                                        u16 *vc, const int *slot_p) {
     __shared__ __align__(16) float vals[4 * RR4];
+    const int b = blockIdx.x;
+    if (b >= b3) {
+        seg_rows<RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, 0, 1.0f, 0.0f);
+        return;
+    }
+    const size_t row = (size_t)(*slot_p) * n1;
+    if (b >= b2) {
+        seg_rows<RR4, RR6>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, 0, 1.0f, 0.0f);
+        __syncthreads();
+        const int rpb = (t2 == SEG_Q4_K ? RR4 : RR6) * (int)(blockDim.x >> 5);
+        const int r0 = (b - b2) * rpb;
+        for (int i = threadIdx.x; i < rpb && r0 + i < n2; i += blockDim.x)
+            vc[row + r0 + i] = f2h(y2[r0 + i]);
+        return;
+    }
     // The head's hd values (at most 8 blocks of 4 RR4 rows: the host's cluster limit), pushed
     // by every block of the cluster (common.cuh's push_*).
     __shared__ float4 head4[8 * RR4];
     __shared__ unsigned long long pbar;
     push_init(&pbar, 1, 4 * hd);
-    const int rb = 4 * RR4, warp = threadIdx.x >> 5;
-    q4k_rows<RR4>(w, qa, da, sa, vals + warp * RR4, n_in, n, blk * rb + warp * RR4, 0, 1.0f,
-                  0.0f);
+    const bool is_k = b >= b1;
+    const int rb = 4 * RR4, blk = is_k ? b - b1 : b, warp = threadIdx.x >> 5;
+    float *y = is_k ? y1 : y0;
+    q4k_rows<RR4>(is_k ? w1 : w0, qa, da, sa, vals + warp * RR4, n_in, is_k ? n1 : n0,
+                  blk * rb + warp * RR4, 0, 1.0f, 0.0f);
     __syncthreads();
     push_ready();
     {
@@ -606,60 +616,17 @@ __device__ __forceinline__ void qk_head(const u8 *w, int n, float *y, int blk, c
     const float scale = rsqrtf(ss / hd + eps);
     if ((int)threadIdx.x < rb / 2) {
         const int j = 2 * threadIdx.x, i = (blk * rb) % hd + j;
-        const float2 r = qk_pair(vals[j], vals[j + 1], scale, nw[i], nw[i + 1], rope, cs[i],
+        const float *w = is_k ? kw : qw;
+        const float2 r = qk_pair(vals[j], vals[j + 1], scale, w[i], w[i + 1], rope, cs[i],
                                  cs[i + 1]);
         y[blk * rb + j] = r.x;
         y[blk * rb + j + 1] = r.y;
-        if (kc) {
+        if (is_k) {
             kc[row + blk * rb + j] = f2h(r.x);
             kc[row + blk * rb + j + 1] = f2h(r.y);
         }
     }
-    if (qfull) {
-        for (int j = 2 * threadIdx.x; j < hd; j += 2 * blockDim.x) {
-            const float2 r =
-                qk_pair(head[j], head[j + 1], scale, nw[j], nw[j + 1], rope, cs[j], cs[j + 1]);
-            qfull[j] = r.x;
-            qfull[j + 1] = r.y;
-        }
-    }
     push_leave();
-}
-
-// The V segment's rows of seg_qkv and seg_qkva (segment weights w, type t, n rows, output y,
-// block blk of the segment): computed, then their f16 copy into cache row `row`. Returns the
-// block's first row.
-template <int RR4, int RR6>
-__device__ __forceinline__ int v_rows(int t, const u8 *w, int n, float *y, int blk,
-                                      const signed char *qa, const float *da, const float *sa,
-                                      int n_in, u16 *vc, size_t row) {
-    seg_rows<RR4, RR6>(t, w, qa, da, sa, y, n_in, n, blk, 0, 1.0f, 0.0f);
-    __syncthreads();
-    const int rpb = (t == SEG_Q4_K ? RR4 : RR6) * (int)(blockDim.x >> 5);
-    const int r0 = blk * rpb;
-    for (int i = threadIdx.x; i < rpb && r0 + i < n; i += blockDim.x)
-        vc[row + r0 + i] = f2h(y[r0 + i]);
-    return r0;
-}
-
-template <int RR4, int RR6>
-__device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *kw, int hd,
-                                        float eps, const float *cs, int rope, u16 *kc,
-                                        u16 *vc, const int *slot_p) {
-    const int b = blockIdx.x;
-    if (b >= b3) {
-        seg_rows<RR4, RR6>(t3, w3, qa, da, sa, y3, n_in, n3, b - b3, 0, 1.0f, 0.0f);
-        return;
-    }
-    const size_t row = (size_t)(*slot_p) * n1;
-    if (b >= b2) {
-        v_rows<RR4, RR6>(t2, w2, n2, y2, b - b2, qa, da, sa, n_in, vc, row);
-        return;
-    }
-    const bool is_k = b >= b1;
-    qk_head<RR4>(is_k ? w1 : w0, is_k ? n1 : n0, is_k ? y1 : y0, is_k ? b - b1 : b,
-                 is_k ? kw : qw, is_k ? kc : nullptr, row, qa, da, sa, n_in, hd, eps, cs, rope,
-                 nullptr);
 }
 
 #define SEG_QKV_ENTRY(NAME, RR4, RR6, MINB)                                                    \
@@ -681,102 +648,6 @@ extern "C" __global__ void __launch_bounds__(128, 5)
                   da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc, slot_p);
     prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
 }
-
-// seg_qkv with the attention of a short cache folded in (DecodeTuning::fold_attn; sm_90,
-// clusters as seg_qkv's): the segments in the order K (0), V (1), gate (2), Q (3), so that
-// every block a Q cluster waits for has a lower index (launched before it, as CUTLASS's
-// serial split-K semaphores assume; the host also checks that the whole grid is resident at
-// once). The K, V and gate blocks, once their rows (and K's and V's cache row) are written,
-// count themselves on the counters of the heads that read them (`cnt[h]`: every head of
-// their KV group, or the gate's own head), each thread's writes fenced first (fold_merge's
-// pattern). The cluster of Q head h then normalizes and rotates its head as seg_qkv does;
-// its first block also keeps the whole head (qk_head's qfull), waits until cnt[h] reaches
-// `expect` (acquire), sets it back to 0 for the next launch (every block that counts on it
-// has), and runs the head's attention over the window of `meta` with the merge, the sigmoid
-// gate (the gate segment's rows) and the int8 quantization for the output projection
-// (attend_head with one split: attend_split_*_m's code, so the same bits as the attention
-// launch it replaces, and the same window).
-__device__ __forceinline__ void count_on(unsigned *cnt, int n) {
-    __threadfence();
-    __syncthreads();
-    if ((int)threadIdx.x < n) atomicAdd(&cnt[threadIdx.x], 1u);
-}
-
-__device__ __forceinline__ unsigned load_acquire(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-#define QKVA_ARGS                                                                              \
-    SEG_ARGS, const float *qw, const float *kw, float eps, const float *cs, int rope, u16 *kc, \
-        u16 *vc, const int *slot_p, const int *meta, int cap, float scale, float *out,         \
-        signed char *oqa, float *oda, float *osa, unsigned *cnt, int expect, int n_head,       \
-        int n_head_kv
-#define QKVA_PASS                                                                              \
-    w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3, t3, n3, y3, b3, qa, da, sa,    \
-        n_in, qw, kw, eps, cs, rope, kc, vc, slot_p, meta, cap, scale, out, oqa, oda, osa, cnt, \
-        expect, n_head, n_head_kv
-
-// The lead Q block's attention (attend_head with the head in shared memory), not inlined:
-// its registers are allocated apart from the matvec loop's, so that the 96 a block of 5 per SM
-// may hold do not spill in the loop.
-template <int HD>
-__device__ __noinline__ void qkva_attend(const float *qs, const u16 *kc, const u16 *vc,
-                                         int n_head, int n_head_kv, const int *meta, int cap,
-                                         float scale, const MergeOut fin, int h) {
-    attend_head<HD, true, true>(qs, kc, vc, nullptr, n_head, n_head_kv, meta, cap, scale, &fin,
-                                h, 0, 1);
-}
-
-template <int RR4, int RR6, int HD>
-__device__ __forceinline__ void seg_qkva(QKVA_ARGS) {
-    const int b = blockIdx.x, group = n_head / n_head_kv;
-    if (b >= b3) {
-        __shared__ __align__(16) float qs[HD];
-        const int blk = b - b3, h = blk / (HD / (4 * RR4));
-        const bool lead = cluster_rank() == 0;
-        qk_head<RR4>(w3, n3, y3, blk, qw, nullptr, 0, qa, da, sa, n_in, HD, eps, cs, rope,
-                     lead ? qs : nullptr);
-        if (!lead) return;
-        if (threadIdx.x == 0) {
-            while (load_acquire(&cnt[h]) < (unsigned)expect) {
-            }
-            cnt[h] = 0u;
-        }
-        __syncthreads();
-        qkva_attend<HD>(qs, kc, vc, n_head, n_head_kv, meta, cap, scale,
-                        MergeOut{out, y2, oqa, oda, osa}, h);
-        return;
-    }
-    if (b >= b2) {
-        seg_rows<RR4, RR6>(t2, w2, qa, da, sa, y2, n_in, n2, b - b2, 0, 1.0f, 0.0f);
-        const int rpb = (t2 == SEG_Q4_K ? RR4 : RR6) * (int)(blockDim.x >> 5);
-        count_on(cnt + (b - b2) * rpb / HD, 1);
-        return;
-    }
-    const size_t row = (size_t)(*slot_p) * n0;
-    if (b >= b1) {
-        const int r0 = v_rows<RR4, RR6>(t1, w1, n1, y1, b - b1, qa, da, sa, n_in, vc, row);
-        count_on(cnt + r0 / HD * group, group);
-        return;
-    }
-    qk_head<RR4>(w0, n0, y0, b, kw, kc, row, qa, da, sa, n_in, HD, eps, cs, rope, nullptr);
-    count_on(cnt + b * 4 * RR4 / HD * group, group);
-}
-
-#define SEG_QKVA_ENTRY(HD)                                                                     \
-    extern "C" __global__ void __launch_bounds__(128, 5)                                       \
-        mvq_seg_42_lb5_qkva_##HD(QKVA_ARGS) {                                                  \
-        seg_qkva<4, 2, HD>(QKVA_PASS);                                                         \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(128, 5)                                       \
-        mvq_seg_42_lb5_qkva_##HD##_tp(QKVA_ARGS, PF_ARGS) {                                    \
-        seg_qkva<4, 2, HD>(QKVA_PASS);                                                         \
-        prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);                                       \
-    }
-SEG_QKVA_ENTRY(64)
-SEG_QKVA_ENTRY(128)
 
 // The FFN gate and up projections (both Q4_K) with SwiGLU and its int8 quantization folded
 // in, without any synchronisation between blocks: block b computes the same 32 rows

@@ -143,9 +143,6 @@ struct Scratch {
     /// Arrival counters of the folded merge (`DecodeTuning::fold_merge`), one per block
     /// column of an attention launch (at most n_head); zero between launches.
     merge_count: CudaSlice<u32>,
-    /// Arrival counters of the attention folded into the Q/K/V/gate launch
-    /// (`DecodeTuning::fold_attn`), one per query head; zero between launches.
-    attn_count: CudaSlice<u32>,
 }
 
 /// Rows of the window per split-K attention block: more blocks and a longer merge against
@@ -238,9 +235,6 @@ pub struct CudaSession<'m> {
     fused: bool,
     /// Kernels left out for a timing experiment (`set_omit`; normally none).
     omit: Omit,
-    /// Whether the Q/K/V/gate launch with the attention folded in (`DecodeTuning::fold_attn`)
-    /// is resident at once on the device for every layer, by one-token kernel (`qkva_fits`).
-    qkva_fit: Option<(super::SegKernel, bool)>,
     /// The batched prefill's buffers (`prefill.rs`), allocated by the first chunk.
     pf: Option<prefill::PrefillScratch>,
     /// Set while a batched chunk runs and left set if it failed part-way (its KV rows may be
@@ -356,9 +350,6 @@ impl<'m> CudaSession<'m> {
             merge_count: st
                 .alloc_zeros::<u32>(c.n_head.max(1))
                 .map_err(cuda_err("allocating"))?,
-            attn_count: st
-                .alloc_zeros::<u32>(c.n_head.max(1))
-                .map_err(cuda_err("allocating"))?,
         };
         let params = st
             .alloc_zeros::<i32>(2 + 3 * c.n_layer + c.head_dim)
@@ -385,7 +376,6 @@ impl<'m> CudaSession<'m> {
             act_ff: super::Q8Act::new(cuda, c.n_ff)?,
             fused,
             omit: Omit::default(),
-            qkva_fit: None,
             pf: None,
             poisoned: false,
             host_logits: None,

@@ -16,7 +16,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 
 use super::{elems, kernel, one_block, splits_of, CudaSession};
 use crate::cuda::launch::{launch_ex, KArg as Arg};
-use crate::cuda::seg::{AttnFold, QkvFold, SEG_TYPES};
+use crate::cuda::seg::{QkvFold, SEG_TYPES};
 use crate::cuda::{Cuda, Q8Act, Seg, SegKernel};
 use crate::error::Result;
 use crate::model::Glimmer;
@@ -59,9 +59,8 @@ type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 /// Products of one activation row: Q4_K/Q6_K matrices as one segment launch over the int8
 /// row `act` (when given), the others through the f32-activation kernels. With `fold` (the
 /// Q, K, V and gate projections), through `Cuda::matvec1_q8_qkv` where it applies; returns
-/// whether it did (then QK-norm, RoPE and the KV store are done) and whether the attention
-/// was folded in too (`QkvFold::attn`). `fold`'s addresses must be live buffers as `QkvFold`
-/// describes. `pf`: L2 prefetch ranges (`prefetch_span`'s) for the
+/// whether it did (then QK-norm, RoPE and the KV store are done). `fold`'s addresses must be
+/// live buffers as `QkvFold` describes. `pf`: L2 prefetch ranges (`prefetch_span`'s) for the
 /// launch's blocks to issue once done, where its kernel has a tail-prefetch entry.
 #[allow(clippy::too_many_arguments)]
 fn project(
@@ -74,7 +73,7 @@ fn project(
     post: Option<(f32, f32)>,
     fold: Option<&QkvFold>,
     pf: Option<&[Arg]>,
-) -> Result<(bool, bool)> {
+) -> Result<bool> {
     let mut seg_w: Vec<SegJob<'_>> = Vec::new();
     for (m, y) in mats {
         if act.is_some() && SEG_TYPES.contains(&m.ty) {
@@ -108,12 +107,11 @@ fn project(
                 n_out: m.n_out,
             })
             .collect();
-        let fold_r = match fold {
+        let folded = match fold {
             // SAFETY: the caller's contract on `fold`.
-            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f, pf)? },
-            None => None,
+            Some(f) => unsafe { cuda.matvec1_q8_qkv(kern, &mut segs, act, n_in, f, pf)? }.is_some(),
+            None => false,
         };
-        let (folded, attn_folded) = (fold_r.is_some(), fold_r == Some(true));
         // The LM head as flat warps (DecodeTuning::lm_flat), where it applies.
         let flat = !folded
             && post.is_some()
@@ -136,11 +134,7 @@ fn project(
         }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || {
-            let fold = match (folded, attn_folded) {
-                (true, true) => " + qk_norm_rope_store + attention",
-                (true, false) => " + qk_norm_rope_store",
-                _ => "",
-            };
+            let fold = if folded { " + qk_norm_rope_store" } else { "" };
             let tp = if pf.is_some() && (folded || one) {
                 TAIL_PREFETCH_LABEL
             } else {
@@ -150,9 +144,9 @@ fn project(
             let flat = if flat { " (flat)" } else { "" };
             format!("mv {}{fold}{one}{flat}{tp}", label.join(" + "))
         })?;
-        return Ok((folded, attn_folded));
+        return Ok(folded);
     }
-    Ok((false, false))
+    Ok(false)
 }
 
 /// Units of the split layout `project` reads Q6_K matrix `m` in: the LM head's (`post` set)
@@ -171,42 +165,6 @@ fn short(name: &str) -> &str {
 }
 
 impl CudaSession<'_> {
-    /// Whether every layer's Q/K/V/gate launch with the attention folded in
-    /// (`Cuda::qkva_resident`) is resident at once with one-token kernel `k`; asked of the
-    /// device once per kernel (the first step runs before any graph capture).
-    fn qkva_fits(&mut self, k: SegKernel) -> Result<bool> {
-        if let Some((kk, fits)) = self.qkva_fit {
-            if kk == k {
-                return Ok(fits);
-            }
-        }
-        let fits = self
-            .qkva_residency(k)?
-            .is_some_and(|(resident, blocks)| resident >= blocks);
-        self.qkva_fit = Some((k, fits));
-        Ok(fits)
-    }
-
-    /// The fewest blocks of the Q/K/V/gate launch with the attention folded in that the
-    /// device holds at once over the layers, and the most blocks a layer's launch has
-    /// (`Cuda::qkva_resident`); `None` where it does not apply (before sm_90, no kernel).
-    #[doc(hidden)]
-    pub fn qkva_residency(&self, k: SegKernel) -> Result<Option<(usize, usize)>> {
-        if self.cuda.compute_capability.0 < 9 {
-            return Ok(None);
-        }
-        let c = &self.model.cfg;
-        let mut worst: Option<(usize, usize)> = None;
-        for w in &self.model.weights.layers {
-            let segs = [&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate].map(|m| (m.ty, m.n_out));
-            let Some((r, b)) = self.cuda.qkva_resident(k, &segs, c.head_dim)? else {
-                return Ok(None);
-            };
-            worst = Some(worst.map_or((r, b), |(r0, b0)| (r0.min(r), b0.max(b))));
-        }
-        Ok(worst)
-    }
-
     /// The int8 activation row's addresses, or nulls when the products take f32 activations.
     fn q8_args(&self, q8: bool) -> [Arg; 3] {
         let st = self.cuda.stream();
@@ -386,11 +344,6 @@ impl CudaSession<'_> {
         // Tail prefetches (DecodeTuning::tail_prefetch): each matvec launch's blocks, once done,
         // prefetch a span of the next matvec's weights.
         let tp = tune.tail_prefetch.filter(|_| q8);
-        // Whether the attention can fold into the Q/K/V/gate launch (DecodeTuning::fold_attn).
-        let qkva_ok = match kern.filter(|_| tune.fold_attn && tune.fold_qk) {
-            Some(k) => tune.fold_attn_in_order || self.qkva_fits(k)?,
-            None => false,
-        };
         let qkvg_of = |l: usize| {
             let w = &model.weights.layers[l];
             [&w.attn_q, &w.attn_k, &w.attn_v, &w.attn_gate]
@@ -418,7 +371,6 @@ impl CudaSession<'_> {
                 kc: ptr(&lay.k, &st),
                 vc: ptr(&lay.v, &st),
                 slot: slot_p,
-                attn: None,
             };
             // `fold` holds the layer's norm weights (head_dim values each), the step's RoPE
             // table (head_dim values), its KV cache (capacity × kv_dim halves each) and the
@@ -442,79 +394,7 @@ impl CudaSession<'_> {
                 }
                 None => None,
             };
-            // Tensor-core attention where DecodeTuning::attn_mma covers the layer, else grouped
-            // (GT query heads of a KV group per block) or one head per block.
-            // The ring's rows (slot arithmetic) and the rows the attention is laid out for:
-            // the step's span where it is shorter (DecodeTuning::span_graphs).
-            let ring = lay.place.capacity;
-            let cap = ring.min(self.span);
-            let long = cap >= attn.min_capacity && attn.heads_per_block.is_some();
-            let mma = tune
-                .attn_mma
-                .filter(|m| cap >= m.min_capacity)
-                .and_then(|m| {
-                    let k = super::attn_mma_kernel(
-                        &m,
-                        c.n_head,
-                        c.n_head_kv,
-                        c.head_dim,
-                        cuda.compute_capability,
-                        cuda.max_smem_optin,
-                    )?;
-                    Some((
-                        k,
-                        if long {
-                            m.long_rows(cap)
-                        } else {
-                            m.split_rows_short
-                        },
-                    ))
-                });
-            let group =
-                super::attn_group_kernel(attn.for_capacity(cap), c.n_head, c.n_head_kv, c.head_dim);
-            let rows = match (mma, group) {
-                (Some((_, r)), _) => r,
-                (None, Some(_)) => tune.split_rows_grouped,
-                (None, None) => tune.split_rows,
-            };
-            let n_split = splits_of(cap, rows);
-            // The attention folded into the Q/K/V/gate launch (DecodeTuning::fold_attn) where
-            // it would take the per-head kernel with one split and the merge folded, and the
-            // launch is resident at once (qkva_fits). Its int8 row for the output projection
-            // then goes to `act_ff` (free until the gate/up launch): the launch's other blocks
-            // still read `act`.
-            let attn_fold = (tune.fold_attn
-                && q8
-                && tune.fold_qk
-                && mma.is_none()
-                && group.is_none()
-                && n_split == 1
-                && tune.fold_merge.is_some()
-                && !omit.qkvg
-                && !omit.qk_norm
-                && !omit.attention
-                && !omit.merge
-                && self.act_ff.len() >= c.q_dim()
-                && qkva_ok)
-                .then(|| AttnFold {
-                    meta: meta_p,
-                    cap: ring,
-                    scale: c.attn_scale(),
-                    out: ptr(&self.s.attn, &st),
-                    qa: ptr(&self.act_ff.qa, &st),
-                    da: ptr(&self.act_ff.da, &st),
-                    sa: ptr(&self.act_ff.sa, &st),
-                    cnt: ptr(&self.s.attn_count, &st),
-                    n_head: c.n_head,
-                    n_head_kv: c.n_head_kv,
-                });
-            let fold = QkvFold {
-                attn: attn_fold,
-                ..fold
-            };
-            let (folded, attn_folded) = if omit.qkvg {
-                (true, false)
-            } else {
+            let folded = omit.qkvg || {
                 let s = &mut self.s;
                 project(
                     cuda,
@@ -560,96 +440,128 @@ impl CudaSession<'_> {
                 unsafe { launch(cuda, "qk_norm_rope_store", cfg, &args)? };
                 self.mark(|| "qk_norm_rope_store".into())?;
             }
-            // The attention launch (and its merge), unless folded above.
-            if !attn_folded {
-                let args = [
-                    Arg::P(ptr(&self.s.q, &st)),
-                    Arg::P(ptr(&lay.k, &st)),
-                    Arg::P(ptr(&lay.v, &st)),
-                    Arg::P(ptr(&self.s.partials, &st)),
-                    Arg::I(nh),
-                    Arg::I(nkv),
-                    Arg::P(meta_p),
-                    Arg::I(ring as i32),
-                    Arg::F(c.attn_scale()),
-                ];
-                let (name, blocks, smem) = match (mma, group) {
-                    (Some(((name, blocks, smem), _)), _) => (name, blocks, smem),
-                    (None, Some((name, gt))) => (name, c.n_head / gt, 0),
-                    (None, None) => match c.head_dim {
-                        64 => ("attend_split_64", c.n_head, 0),
-                        128 => ("attend_split_128", c.n_head, 0),
-                        _ => ("attend_split_256", c.n_head, 0),
-                    },
+            // Tensor-core attention where DecodeTuning::attn_mma covers the layer, else grouped
+            // (GT query heads of a KV group per block) or one head per block.
+            // The ring's rows (slot arithmetic) and the rows the attention is laid out for:
+            // the step's span where it is shorter (DecodeTuning::span_graphs).
+            let ring = lay.place.capacity;
+            let cap = ring.min(self.span);
+            let long = cap >= attn.min_capacity && attn.heads_per_block.is_some();
+            let mma = tune
+                .attn_mma
+                .filter(|m| cap >= m.min_capacity)
+                .and_then(|m| {
+                    let k = super::attn_mma_kernel(
+                        &m,
+                        c.n_head,
+                        c.n_head_kv,
+                        c.head_dim,
+                        cuda.compute_capability,
+                        cuda.max_smem_optin,
+                    )?;
+                    Some((
+                        k,
+                        if long {
+                            m.long_rows(cap)
+                        } else {
+                            m.split_rows_short
+                        },
+                    ))
+                });
+            let group =
+                super::attn_group_kernel(attn.for_capacity(cap), c.n_head, c.n_head_kv, c.head_dim);
+            let rows = match (mma, group) {
+                (Some((_, r)), _) => r,
+                (None, Some(_)) => tune.split_rows_grouped,
+                (None, None) => tune.split_rows,
+            };
+            let n_split = splits_of(cap, rows);
+            let args = [
+                Arg::P(ptr(&self.s.q, &st)),
+                Arg::P(ptr(&lay.k, &st)),
+                Arg::P(ptr(&lay.v, &st)),
+                Arg::P(ptr(&self.s.partials, &st)),
+                Arg::I(nh),
+                Arg::I(nkv),
+                Arg::P(meta_p),
+                Arg::I(ring as i32),
+                Arg::F(c.attn_scale()),
+            ];
+            let (name, blocks, smem) = match (mma, group) {
+                (Some(((name, blocks, smem), _)), _) => (name, blocks, smem),
+                (None, Some((name, gt))) => (name, c.n_head / gt, 0),
+                (None, None) => match c.head_dim {
+                    64 => ("attend_split_64", c.n_head, 0),
+                    128 => ("attend_split_128", c.n_head, 0),
+                    _ => ("attend_split_256", c.n_head, 0),
+                },
+            };
+            let cfg = LaunchConfig {
+                grid_dim: (blocks as u32, n_split as u32, 1),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            let [qa, da, sa] = self.q8_args(q8);
+            let merge_args = [
+                Arg::P(ptr(&self.s.partials, &st)),
+                Arg::P(ptr(&self.s.attn, &st)),
+                Arg::P(ptr(&self.s.gate, &st)),
+                qa,
+                da,
+                sa,
+                Arg::I(hd),
+                Arg::I(n_split as i32),
+            ];
+            // The merge folded into the attention launch where DecodeTuning::fold_merge covers
+            // the layer (per-head and grouped kernels, few splits, nothing left out).
+            let folded = tune
+                .fold_merge
+                .filter(|&m| n_split <= m && !omit.attention && !omit.merge)
+                .and_then(|_| super::folded_attention(name));
+            if let Some(fname) = folded {
+                let mut fargs = args.to_vec();
+                fargs.extend_from_slice(&merge_args[1..6]);
+                fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
+                // The per-head kernel's prefetching variant (`_mp`: extra block columns past
+                // n_head prefetch the output projection) where chosen.
+                let pf = match pre.filter(|p| p.blocks > 0 && fname.starts_with("attend_split_")) {
+                    Some(p) => self.prefetch_args(&[&w.attn_output], p.o_proj, q8)?,
+                    None => None,
                 };
-                let cfg = LaunchConfig {
-                    grid_dim: (blocks as u32, n_split as u32, 1),
-                    block_dim: (128, 1, 1),
-                    shared_mem_bytes: smem as u32,
+                let mut cfg = cfg;
+                let name = match (pf, pre) {
+                    (Some(pa), Some(p)) => {
+                        fargs.extend(pa);
+                        cfg.grid_dim.0 += p.blocks;
+                        let l1 = if tune.attn_l1_prefetch { "l" } else { "" };
+                        format!("{fname}p{l1}")
+                    }
+                    _ => fname.to_string(),
                 };
-                let [qa, da, sa] = self.q8_args(q8);
-                let merge_args = [
-                    Arg::P(ptr(&self.s.partials, &st)),
-                    Arg::P(ptr(&self.s.attn, &st)),
-                    Arg::P(ptr(&self.s.gate, &st)),
-                    qa,
-                    da,
-                    sa,
-                    Arg::I(hd),
-                    Arg::I(n_split as i32),
-                ];
-                // The merge folded into the attention launch where DecodeTuning::fold_merge covers
-                // the layer (per-head and grouped kernels, few splits, nothing left out).
-                let folded = tune
-                    .fold_merge
-                    .filter(|&m| n_split <= m && !omit.attention && !omit.merge)
-                    .and_then(|_| super::folded_attention(name));
-                if let Some(fname) = folded {
-                    let mut fargs = args.to_vec();
-                    fargs.extend_from_slice(&merge_args[1..6]);
-                    fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
-                    // The per-head kernel's prefetching variant (`_mp`: extra block columns past
-                    // n_head prefetch the output projection) where chosen.
-                    let pf =
-                        match pre.filter(|p| p.blocks > 0 && fname.starts_with("attend_split_")) {
-                            Some(p) => self.prefetch_args(&[&w.attn_output], p.o_proj, q8)?,
-                            None => None,
-                        };
-                    let mut cfg = cfg;
-                    let name = match (pf, pre) {
-                        (Some(pa), Some(p)) => {
-                            fargs.extend(pa);
-                            cfg.grid_dim.0 += p.blocks;
-                            let l1 = if tune.attn_l1_prefetch { "l" } else { "" };
-                            format!("{fname}p{l1}")
-                        }
-                        _ => fname.to_string(),
-                    };
-                    // SAFETY: as for the attention and merge launches below (the same buffers);
-                    // the arrival counters hold one value per block column (at most n_head); the
-                    // `_mp` kernels' columns past n_head only prefetch `prefetch_args`' ranges.
-                    unsafe { launch(cuda, &name, cfg, &fargs)? };
-                    self.mark(|| name.clone())?;
-                } else {
-                    // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2)
-                    // values; the window read from `params` lies within the cache; a grouped
-                    // block's heads h0..h0 + gt lie within the KV group (gt divides n_head /
-                    // n_head_kv); a tensor-core block's heads are min(16, group) of one group,
-                    // its shared memory opted in at load.
-                    if !omit.attention {
-                        // SAFETY: as above.
-                        unsafe { launch(cuda, name, cfg, &args)? };
-                        self.mark(|| name.into())?;
-                    }
-                    let (merge, cfg) =
-                        super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
-                    // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
-                    // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
-                    if !omit.merge {
-                        // SAFETY: as above.
-                        unsafe { launch(cuda, merge, cfg, &merge_args)? };
-                        self.mark(|| merge.into())?;
-                    }
+                // SAFETY: as for the attention and merge launches below (the same buffers);
+                // the arrival counters hold one value per block column (at most n_head); the
+                // `_mp` kernels' columns past n_head only prefetch `prefetch_args`' ranges.
+                unsafe { launch(cuda, &name, cfg, &fargs)? };
+                self.mark(|| name.clone())?;
+            } else {
+                // SAFETY: the partials hold n_head × splits(capacity) × (head_dim + 2)
+                // values; the window read from `params` lies within the cache; a grouped
+                // block's heads h0..h0 + gt lie within the KV group (gt divides n_head /
+                // n_head_kv); a tensor-core block's heads are min(16, group) of one group,
+                // its shared memory opted in at load.
+                if !omit.attention {
+                    // SAFETY: as above.
+                    unsafe { launch(cuda, name, cfg, &args)? };
+                    self.mark(|| name.into())?;
+                }
+                let (merge, cfg) =
+                    super::merge_launch(tune.wide_merge, c.n_head, c.head_dim, n_split);
+                // SAFETY: attn and gate hold q_dim values, the int8 row at least q_dim; the
+                // partials n_head × n_split × (head_dim + 2), n_split ≤ MAX_SPLITS.
+                if !omit.merge {
+                    // SAFETY: as above.
+                    unsafe { launch(cuda, merge, cfg, &merge_args)? };
+                    self.mark(|| merge.into())?;
                 }
             }
             if !omit.o_proj {
@@ -664,7 +576,7 @@ impl CudaSession<'_> {
                     &self.prof,
                     vec![(&w.attn_output, &mut s.o)],
                     &s.attn,
-                    kern.map(|k| (if attn_folded { &self.act_ff } else { &self.act }, k)),
+                    kern.map(|k| (&self.act, k)),
                     None,
                     None,
                     pf.as_deref(),
