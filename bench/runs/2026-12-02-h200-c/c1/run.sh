@@ -6,7 +6,4 @@
 # fold compared bit for bit).
 P=.device/c1
 source tools/bench/with_model.sh 200
-( time timeout 150 $P/cuda_test fattn /tmp/g30.gguf 0 ) > $OUT/fattn_0.log 2>&1; echo "fattn rc $?" >> $OUT/rc.txt
-cat $OUT/rc.txt
-grep -E "FAIL|passed|worst NMSE [0-9.e-]+ \(tol|mid_hd128.*(session KL|cuda KL)|attention folded|greedy fed" $OUT/cuda_test.log | cut -c1-170 | tail -20
-cat $OUT/fattn_0.log | grep -v "^$" | tail -22
+source bench/runs/2026-12-02-h200-c/fattn.sh

@@ -5,6 +5,4 @@
 # same bits: `cuda_test fattn` at depth 0 only.
 P=.device/c3
 ( time $P/muser synth --preset 30b --out /tmp/g30.gguf -q ) > $OUT/synth.log 2>&1
-( time timeout 150 $P/cuda_test fattn /tmp/g30.gguf 0 ) > $OUT/fattn_0.log 2>&1; echo "fattn rc $?" >> $OUT/rc.txt
-cat $OUT/rc.txt
-cat $OUT/fattn_0.log | grep -v "^$" | tail -22
+source bench/runs/2026-12-02-h200-c/fattn.sh
