@@ -7,14 +7,7 @@ P=.device/d2
 source tools/bench/with_model.sh 200
 ( timeout 150 $P/cuda_test embed /tmp/g30.gguf 0 ) > $OUT/embed.log 2>&1; echo "embed rc $?" >> $OUT/rc.txt
 ( timeout 100 $P/cuda_test gap /tmp/g30.gguf 0 ) > $OUT/gap.log 2>&1; echo "gap rc $?" >> $OUT/rc.txt
-for r in 1 2; do
-  for b in d1 d2; do
-    echo "== $b round $r" >> $OUT/bench.log
-    ( timeout 60 .device/$b/muser bench -m /tmp/g30.gguf --device cuda -p 0 -n 128 -d 0 -r 5 --bandwidth 4280 ) >> $OUT/bench.log 2>&1
-  done
-done
-cat $OUT/rc.txt
-grep -E "FAIL|passed|worst NMSE [0-9.e-]+ \(tol|mid_hd128.*(session KL|cuda KL)|tensor-core|greedy fed" $OUT/cuda_test.log | cut -c1-170 | tail -14
+source bench/runs/2026-12-02-h200-d/inturn.sh 14
 grep -E "differ|^ab" $OUT/embed.log
 grep "gap depth" $OUT/gap.log
 grep -E "==|tg128" $OUT/bench.log
