@@ -42,10 +42,10 @@ pub(crate) enum KArg {
 /// branch `cuda-fed-embed`; the short caches' KV rows prefetched into L2 as evict-last; the
 /// per-head attention's K rows loaded whole by lane groups, branch `cuda-attn-kc`; the post-norm
 /// tails' row sums written by the projections before them, the tails without a cluster
-/// exchange; the prefetching blocks started late; the post-norm tails as programmatic launches
-/// after triggering projections: round e's patches) is recorded in bench/runs/2026-11-30-h200-e,
-/// -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r, -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e
-/// and removed.
+/// exchange; the prefetching blocks started late, or first in their grids; the post-norm tails
+/// as programmatic launches after triggering projections: round e's patches) is recorded in
+/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r, -s, -t, -u,
+/// -v and 2026-12-02-h200-c, -d, -e and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
