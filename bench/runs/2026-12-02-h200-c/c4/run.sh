@@ -1,9 +1,6 @@
 #!/bin/bash
 # Round c, c4: main after the round (its engine d73e771's): parity, and `muser bench` tg128 at
-# depth 0.
+# depth 0. (The steps, which this script held itself when it ran, are shared since as
+# tools/bench/parity_tg.sh.)
 P=.device/c4
-source tools/bench/with_model.sh 200
-( timeout 60 $P/muser bench -m /tmp/g30.gguf --device cuda -p 0 -n 128 -d 0 -r 5 --bandwidth 4280 ) > $OUT/bench.log 2>&1; echo "bench rc $?" >> $OUT/rc.txt
-cat $OUT/rc.txt
-grep -E "FAIL|passed|worst NMSE [0-9.e-]+ \(tol|mid_hd128.*(session KL|cuda KL)|tensor-core|greedy fed" $OUT/cuda_test.log | cut -c1-170 | tail -14
-grep tg128 $OUT/bench.log
+source tools/bench/parity_tg.sh
