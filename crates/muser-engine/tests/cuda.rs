@@ -39,8 +39,6 @@ const TAIL_ALL: TailPrefetch = TailPrefetch {
 mod attn;
 #[path = "cuda/modes.rs"]
 mod modes;
-#[path = "cuda/norm_gu.rs"]
-mod norm_gu;
 #[path = "cuda/prefill.rs"]
 mod prefill;
 #[path = "cuda/speed.rs"]
@@ -778,7 +776,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // With the prefetch on (sm_90 cluster tails): every layer's two norm tails and, in a
         // short session, its attention take the prefetching kernels.
         if dev.compute_capability.0 >= 9 {
-            // (The post-attention tails as launches of their own: norm_gate_up off.)
             dev.set_decode_tuning(DecodeTuning {
                 l2_prefetch: Some(L2Prefetch {
                     blocks: 16,
@@ -786,7 +783,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                     o_proj: 100,
                     gate_up: 100,
                 }),
-                norm_gate_up: None,
                 ..tuned
             });
             let mut s2 = CudaSession::new(&dev, &gpu, 64).unwrap();
@@ -816,12 +812,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // The split-K merge folded into the attention launch: the same bits.
         {
             let (p, f) = attn::fold_merge_session_checks(&dev, &gpu, &tokens, name);
-            pass += p;
-            fail += f;
-        }
-        // The post-attention norm tail folded into the gate/up launch: the same bits.
-        {
-            let (p, f) = norm_gu::norm_gate_up_session_checks(&dev, &gpu, &tokens, name);
             pass += p;
             fail += f;
         }

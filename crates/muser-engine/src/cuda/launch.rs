@@ -43,9 +43,10 @@ pub(crate) enum KArg {
 /// per-head attention's K rows loaded whole by lane groups, branch `cuda-attn-kc`; the post-norm
 /// tails' row sums written by the projections before them, the tails without a cluster
 /// exchange; the prefetching blocks started late, or first in their grids; the post-norm tails
-/// as programmatic launches after triggering projections: round e's patches) is recorded in
-/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r, -s, -t, -u,
-/// -v and 2026-12-02-h200-c, -d, -e and removed.
+/// as programmatic launches after triggering projections: round e's patches; the
+/// post-attention norm tail folded into the gate/up launch as clusters of 8, round f's patch)
+/// is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r,
+/// -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e, -f and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -156,14 +157,6 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
-    /// The post-attention norm tail folded into the FFN gate/up launch where that launch is
-    /// the gate/up streams' (`mvq_gu_swiglu_nt_tp`: every cluster of 8 of its blocks runs the
-    /// one-sum cluster tail into its own copy of the int8 row, then its rows; sm_90, with
-    /// `cluster_norm` and `norm_one_sum`, n_ff a multiple of 256, n_embd of 256 up to 8,192):
-    /// one launch boundary fewer per layer, the same bits. The value: tiles (4,608 bytes) of
-    /// each warp's stream asked of L2 before the norm (`None`: off; the two launches, the
-    /// norm tail's prefetching blocks beside the first).
-    pub norm_gate_up: Option<u32>,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -375,7 +368,6 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
-            norm_gate_up: None,
         }
     }
 }
@@ -403,7 +395,6 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
-        norm_gate_up: None,
     };
 }
 

@@ -37,12 +37,10 @@ const Q8ACT_SRC: &str = concat!(
 );
 const MVQ1_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/norm_tail.cuh"),
     include_str!("kernels/mvq1.cu")
 );
 const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/norm_tail.cuh"),
     include_str!("kernels/decode.cu"),
     include_str!("kernels/gather.cu"),
     include_str!("kernels/prefill.cu"),
@@ -259,7 +257,6 @@ impl Cuda {
                 SWIGLU_FLAT_KERNEL,
                 SWIGLU_STREAMS_KERNEL,
                 LM_FLAT_KERNEL,
-                session::NORM_GATE_UP_KERNEL,
             ])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
             .chain(TP_KERNELS.iter().map(|k| k.1))

@@ -113,7 +113,7 @@ pub(crate) fn streams_apply(n_ff: usize, n_in: usize) -> bool {
 
 /// Rows of the gate (and of the up) matrix per block of `SWIGLU_KERNEL`: one int8
 /// quantization block.
-pub(crate) const SWIGLU_ROWS: usize = 32;
+const SWIGLU_ROWS: usize = 32;
 
 /// Every variant compiled (for the launch-shape sweep); `SegKernel::default()` is the one the
 /// engine uses.

@@ -263,21 +263,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ),
             ]
         }),
-        // (2026-12-02, round f) The post-attention norm tail folded into the gate/up launch,
-        // with 0-4 tiles of each warp's stream prefetched before the norm (the same bits).
-        Some("normgu") => ab(&|t| {
-            let with = |n| DecodeTuning {
-                norm_gate_up: n,
-                ..t
-            };
-            vec![
-                ("apart", with(None), false),
-                ("folded, 0 tiles", with(Some(0)), true),
-                ("folded, 1 tile", with(Some(1)), true),
-                ("folded, 2 tiles", with(Some(2)), true),
-                ("folded, 4 tiles", with(Some(4)), true),
-            ]
-        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();

@@ -203,13 +203,6 @@ __device__ __forceinline__ void cluster_arrive_relaxed() {
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
 }
-// The release half of a cluster barrier: this thread's stores (global and shared) before the
-// cluster's wait (acquire) returns in any block.
-__device__ __forceinline__ void cluster_arrive_release() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-#endif
-}
 __device__ __forceinline__ void cluster_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory");

@@ -7,8 +7,22 @@
 // CUDA graph: everything that changes from step to step (position, ring slots, window) is
 // read from device memory.
 
-// `common.cuh` (types, h2f, warp_sum) and `norm_tail.cuh` (block_sum, store_q8, the cluster
-// norm tail) are prepended at compile time.
+// `common.cuh` (types, h2f, warp_sum) is prepended at compile time.
+
+__device__ __forceinline__ float block_sum(float v, float *shared) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    const int n_warps = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < n_warps ? shared[threadIdx.x] : 0.0f;
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) shared[0] = v;
+    __syncthreads();
+    return shared[0];
+}
 
 __device__ __forceinline__ float block_max(float v, float *shared) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -485,6 +499,48 @@ __device__ __forceinline__ void norm_tail_strided(float *x, const float *o, cons
             if (qa) quant_block32(v, base >> 5, qa, da, sa);
         }
     }
+}
+
+// The int8 quantization of a thread's 8 consecutive values hv (element i0 on) in blocks of 32
+// over 4 threads (as quant_block32; all of a warp's threads shuffle, `on` says whether this one
+// holds values).
+__device__ __forceinline__ void store_q8(const float *hv, signed char *qa, float *da, float *sa,
+                                         int i0, bool on) {
+    float amax = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) amax = fmaxf(amax, fabsf(hv[k]));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+    const float d = amax / 127.0f;
+    const float id = d > 0.0f ? 1.0f / d : 0.0f;
+    u32 packed[2] = {0u, 0u};
+    float qs = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const int q = __float2int_rn(hv[k] * id);
+        qs += (float)q;
+        packed[k / 4] |= ((u32)(q & 0xFF)) << (8 * (k % 4));
+    }
+    qs += __shfl_xor_sync(0xffffffffu, qs, 1);
+    qs += __shfl_xor_sync(0xffffffffu, qs, 2);
+    if (on) {
+        *(uint2 *)(qa + i0) = make_uint2(packed[0], packed[1]);
+        if ((threadIdx.x & 3) == 0) {
+            da[i0 >> 5] = d;
+            sa[i0 >> 5] = d * qs;
+        }
+    }
+}
+
+// Writes a thread's 8 consecutive values hv to h[i0 ..] and, when qa is set, their int8
+// quantization (store_q8). The norm tails' common end.
+__device__ __forceinline__ void store_h_q8(const float *hv, float *h, signed char *qa,
+                                           float *da, float *sa, int i0, bool on) {
+    if (on) {
+        *(float4 *)(h + i0) = make_float4(hv[0], hv[1], hv[2], hv[3]);
+        *(float4 *)(h + i0 + 4) = make_float4(hv[4], hv[5], hv[6], hv[7]);
+    }
+    if (qa) store_q8(hv, qa, da, sa, i0, on);
 }
 
 // 8 consecutive values per thread; quant blocks of 32 span 4 threads (n % 32 == 0 when qa).

@@ -794,38 +794,6 @@ extern "C" __global__ void __launch_bounds__(128, 5)
     prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
 }
 
-// mvq_gu_swiglu_flat_gs_tp with the post-attention norm tail before it in the same launch
-// (DecodeTuning::norm_gate_up; sm_90, clusters of NC_BLOCKS blocks): each cluster runs
-// norm_tail_q8_cl1's code (mode 2, the same bits) over its 8 blocks into its own copy of the
-// int8 row (cluster 0 into the session's, with the residual x' into `xo` and h into `hn`;
-// cluster c > 0 into cqa/cda/csa at (c - 1) · n_in values), then its blocks take their gate/up
-// rows against that copy: one launch boundary fewer per layer. The residual is read from `x`
-// and written to another buffer, as clusters that start late still read x. Before the norm,
-// each warp asks L2 for the first `pf_tiles` tiles of its stream (the norm tail's prefetching
-// blocks' job in the two-launch form).
-extern "C" __global__ void __launch_bounds__(128, 5)
-    mvq_gu_swiglu_nt_tp(const u8 *wg, const u8 *wu, int n_ff, float *g, const float *x,
-                        float *xo, const float *o, const float *wp, float eps_post,
-                        const float *wn, float eps, float *hn, signed char *qa, float *da,
-                        float *sa, signed char *cqa, float *cda, float *csa, int pf_tiles,
-                        int n_in, signed char *qo, float *dout, float *so, PF_ARGS) {
-    const int c = blockIdx.x / NC_BLOCKS, nb = n_in >> 8;
-    {
-        const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        const u8 *s0 = wg + (size_t)(4 * blockIdx.x + warp) * Q4G_TILES(nb) * 4608;
-        const int lines = min(pf_tiles, Q4G_TILES(nb)) * 36;
-        for (int i = lane; i < lines; i += 32)
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(s0 + (size_t)i * 128));
-    }
-    signed char *q = c == 0 ? qa : cqa + (size_t)(c - 1) * n_in;
-    float *d = c == 0 ? da : cda + (size_t)(c - 1) * (n_in >> 5);
-    float *s = c == 0 ? sa : csa + (size_t)(c - 1) * (n_in >> 5);
-    norm_tail_cl<true, true>(x, c == 0 ? xo : nullptr, o, wp, eps_post, wn, eps,
-                             c == 0 ? hn : nullptr, q, d, s, n_in, 2, (int)cluster_rank());
-    gu_swiglu_flat<true>(wg, wu, n_ff, g, q, d, s, n_in, qo, dout, so);
-    prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
-}
-
 // Rewrites an n_ff × (256 nb) Q4_K matrix (file layout) into its half (`up`: 0 gate, 1 up) of
 // the gate/up streams (common.cuh's q4g_part), one thread per block; `dst` holds
 // q4g_bytes(n_ff, nb) bytes, zeroed. n_ff % 32 == 0, nb even and at least 4 (the host checks).

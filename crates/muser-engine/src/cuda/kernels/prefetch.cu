@@ -27,8 +27,7 @@
                             gridDim.x - NC_BLOCKS);                                            \
             return;                                                                            \
         }                                                                                      \
-        norm_tail_cl<ONE>(x, x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode,           \
-                          blockIdx.x);                                                  \
+        norm_tail_cl<ONE>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);                \
     }
 NORM_TAIL_PF(norm_tail_q8_cl_pf, false)
 NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)

@@ -10,7 +10,6 @@ use super::{cuda_err, Cuda};
 
 mod attn;
 mod attn_op;
-mod norm_gate_up;
 mod prefetch;
 mod prefill;
 mod step;
@@ -24,7 +23,6 @@ pub(crate) use attn::{
     ATTN_MMA_KERNELS,
 };
 pub use attn_op::{AttnKernel, AttnShape};
-pub(crate) use norm_gate_up::NORM_GATE_UP_KERNEL;
 pub use prefill::{MIN_BATCH as PREFILL_MIN_BATCH, PREFILL_CHUNK};
 pub use step::TAIL_PREFETCH_LABEL;
 
@@ -130,10 +128,6 @@ struct LayerState {
 /// Device buffers of one decode step.
 struct Scratch {
     x: CudaSlice<f32>,
-    /// The residual's other buffer: the gate/up launch with the norm tail folded in
-    /// (`DecodeTuning::norm_gate_up`) writes x' here, as its late clusters still read x; the
-    /// layers after it take this one as x (the step flips between the two).
-    x2: CudaSlice<f32>,
     h: CudaSlice<f32>,
     q: CudaSlice<f32>,
     k: CudaSlice<f32>,
@@ -237,9 +231,6 @@ pub struct CudaSession<'m> {
     /// The int8 SwiGLU row for the down projection when SwiGLU is folded into the gate/up
     /// launch (`DecodeTuning::fold_swiglu`): that launch still reads `act` while it writes.
     act_ff: super::Q8Act,
-    /// The int8 rows of the gate/up launch's clusters after the first when the norm tail is
-    /// folded in (`DecodeTuning::norm_gate_up`): cluster c > 0 at (c - 1) n_embd values.
-    act_cl: super::Q8Act,
     /// Whether the dimensions allow fused int8 producers (multiples of 256; head_dim of 32).
     fused: bool,
     /// Kernels left out for a timing experiment (`set_omit`; normally none).
@@ -345,7 +336,6 @@ impl<'m> CudaSession<'m> {
         }
         let s = Scratch {
             x: zeros(c.n_embd)?,
-            x2: zeros(c.n_embd)?,
             h: zeros(c.n_embd)?,
             q: zeros(c.q_dim())?,
             k: zeros(c.kv_dim())?,
@@ -384,7 +374,6 @@ impl<'m> CudaSession<'m> {
             prof: std::cell::RefCell::new(None),
             act: super::Q8Act::new(cuda, c.n_embd.max(c.q_dim()).max(c.n_ff))?,
             act_ff: super::Q8Act::new(cuda, c.n_ff)?,
-            act_cl: super::Q8Act::new(cuda, norm_gate_up::copies(c) * c.n_embd)?,
             fused,
             omit: Omit::default(),
             pf: None,

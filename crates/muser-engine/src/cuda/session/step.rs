@@ -182,11 +182,9 @@ impl CudaSession<'_> {
     /// `mode` as the kernel's: 0 plain norm, 1 weightless entry norm first, 2 post-norm tail
     /// (`o` with weights `wp`) first. Writes `h` and, when `q8`, its int8 row.
     /// `pf`: the L2 prefetch ranges of the next matvec (`prefetch_args`), fetched by extra
-    /// clusters of the cluster launch (`DecodeTuning::l2_prefetch`). The residual is `s.x`
-    /// (`x2`: `s.x2`, after a gate/up launch with the norm folded in), updated in place.
+    /// clusters of the cluster launch (`DecodeTuning::l2_prefetch`).
     fn norm_tail(
         &self,
-        x2: bool,
         mode: i32,
         wp: Option<&CudaSlice<f32>>,
         wn: &CudaSlice<f32>,
@@ -198,7 +196,7 @@ impl CudaSession<'_> {
         let s = &self.s;
         let [qa, da, sa] = self.q8_args(q8);
         let args = [
-            Arg::P(ptr(if x2 { &s.x2 } else { &s.x }, st)),
+            Arg::P(ptr(&s.x, st)),
             Arg::P(ptr(&s.o, st)),
             Arg::P(wp.map_or(0, |w| ptr(w, st))),
             Arg::F(c.post_norm_eps),
@@ -355,9 +353,7 @@ impl CudaSession<'_> {
             None => None,
         };
         // The first kernel after the embedding (or the host's row upload).
-        self.norm_tail(false, 1, None, &self.layers[0].norms[0], q8, pf)?;
-        // Which buffer holds the residual (`norm_gate_up` flips it).
-        let mut x2 = false;
+        self.norm_tail(1, None, &self.layers[0].norms[0], q8, pf)?;
         for l in 0..n_layer {
             let w = &model.weights.layers[l];
             let lay = &self.layers[l];
@@ -586,27 +582,12 @@ impl CudaSession<'_> {
                     pf.as_deref(),
                 )?;
             }
-            // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
-            // `act_ff`), else the segment kernel and swiglu_q8; the norm tail before it folded
-            // in too where `DecodeTuning::norm_gate_up` applies (the residual then in the
-            // other buffer).
-            let tail_pf = match tp {
-                Some(t) => self.prefetch_span(&[&w.ffn_down], t.down, q8)?,
-                None => None,
-            };
-            let norm_folded = !omit.norm_tails
-                && tune.fold_swiglu
-                && q8
-                && self.norm_gate_up(w, l, x2, tail_pf.as_deref())?;
-            if norm_folded {
-                x2 = !x2;
-            } else if !omit.norm_tails {
+            if !omit.norm_tails {
                 let pf = match pre {
                     Some(p) => self.prefetch_args(&[&w.ffn_gate, &w.ffn_up], p.gate_up, q8)?,
                     None => None,
                 };
                 self.norm_tail(
-                    x2,
                     2,
                     Some(&self.layers[l].norms[3]),
                     &self.layers[l].norms[4],
@@ -614,10 +595,15 @@ impl CudaSession<'_> {
                     pf,
                 )?;
             }
-            let swiglu_folded = norm_folded
-                || tune.fold_swiglu
-                    && q8
-                    && self.gate_up_swiglu(w, tune.gate_up_flat, tail_pf.as_deref())?;
+            // SwiGLU folded into the gate/up launch where it applies (its int8 row then in
+            // `act_ff`), else the segment kernel and swiglu_q8.
+            let pf = match tp {
+                Some(t) => self.prefetch_span(&[&w.ffn_down], t.down, q8)?,
+                None => None,
+            };
+            let swiglu_folded = tune.fold_swiglu
+                && q8
+                && self.gate_up_swiglu(w, tune.gate_up_flat, pf.as_deref())?;
             if !swiglu_folded {
                 let s = &mut self.s;
                 project(
@@ -683,7 +669,7 @@ impl CudaSession<'_> {
                 &self.output_norm
             };
             if !omit.norm_tails || l + 1 == n_layer {
-                self.norm_tail(x2, 2, Some(&self.layers[l].norms[5]), next_norm, q8, pf)?;
+                self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pf)?;
             }
         }
         // The LM head, with the logit scale and softcap folded into the segment kernel.
