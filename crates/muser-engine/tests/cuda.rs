@@ -752,15 +752,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
             ..tuned
         };
-        // The norm weights loaded evict-last with an L2 set-aside (or plainly, where the
-        // default keeps them): the same bits.
-        let flip_keep = DecodeTuning {
-            l2_keep: match tuned.l2_keep {
-                Some(_) => None,
-                None => Some(8),
-            },
-            ..tuned
-        };
         for other in [
             plain,
             flip_fold,
@@ -773,7 +764,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_tail,
             flip_lm_flat,
             flip_streams,
-            flip_keep,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);

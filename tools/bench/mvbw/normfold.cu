@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(1024)
         prefetch_ranges(PF_PASS, blockIdx.x - NC_BLOCKS, gridDim.x - NC_BLOCKS);
         return;
     }
-    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, false);
+    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
 }
 
 __device__ __forceinline__ u32 cl_rank() {

@@ -157,12 +157,6 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
-    /// The small vectors the latency-bound kernels read once per token (the norm tails' norm
-    /// weights, the Q/K norm weights of the Q/K/V/gate epilogue) loaded evict-last in L2, with
-    /// this many MiB of L2 set aside for persisting lines (`cuCtxSetLimit`, capped at the
-    /// device's maximum; 0: none), so that the weights streaming evict-first between two
-    /// tokens leave them there (`None`: plain loads, no set-aside). No value changes.
-    pub l2_keep: Option<u32>,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -374,7 +368,6 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
-            l2_keep: None,
         }
     }
 }
@@ -402,7 +395,6 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
-        l2_keep: None,
     };
 }
 
@@ -469,30 +461,4 @@ pub(crate) unsafe fn launch_ex(
         sys::CUresult::CUDA_SUCCESS => Ok(()),
         e => Err(err(e)),
     }
-}
-
-/// Sets the L2 set-aside for persisting lines to `mib` MiB (`DecodeTuning::l2_keep`; `None`:
-/// 0), capped at the device's maximum (none before sm_80); returns the bytes set. A
-/// context-wide limit: sessions set it from the tuning they are made with.
-pub(crate) fn set_l2_keep(ctx: &cudarc::driver::CudaContext, mib: Option<u32>) -> Result<usize> {
-    let max = ctx
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE)
-        .map_err(|e| Error::Cuda(format!("reading the persisting L2 maximum: {e:?}")))?
-        .max(0) as usize;
-    let bytes = (mib.unwrap_or(0) as usize * (1 << 20)).min(max);
-    if max == 0 {
-        // No set-aside on this device (before sm_80): nothing to set.
-        return Ok(0);
-    }
-    ctx.bind_to_thread()
-        .map_err(|e| Error::Cuda(format!("binding the CUDA context: {e:?}")))?;
-    // SAFETY: the context is current on this thread; the limit takes a byte count.
-    unsafe { sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE, bytes) }
-        .result()
-        .map_err(|e| {
-            Error::Cuda(format!(
-                "setting the persisting L2 size to {bytes} B: {e:?}"
-            ))
-        })?;
-    Ok(bytes)
 }

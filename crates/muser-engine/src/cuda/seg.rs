@@ -190,8 +190,6 @@ pub(crate) struct QkvFold {
     pub(crate) kc: u64,
     pub(crate) vc: u64,
     pub(crate) slot: u64,
-    /// The norm weights loaded evict-last (`DecodeTuning::l2_keep`).
-    pub(crate) keep: bool,
 }
 
 /// One matrix of a segment launch: `y: [n_out] = W: [n_out, n_in] · x`.
@@ -554,7 +552,6 @@ impl Cuda {
             KArg::P(fold.kc),
             KArg::P(fold.vc),
             KArg::P(fold.slot),
-            KArg::I(i32::from(fold.keep)),
         ];
         let (name, pf) = with_tail_prefetch(QKV_KERNEL, pf);
         tail.extend_from_slice(pf);

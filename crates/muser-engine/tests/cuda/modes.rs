@@ -263,18 +263,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ),
             ]
         }),
-        // The norm weights evict-last in L2 (DecodeTuning::l2_keep) without and with an L2
-        // set-aside for persisting lines, against plain loads; the same bits.
-        Some("keep") => ab(&|t| {
-            let k = |mib| DecodeTuning { l2_keep: mib, ..t };
-            vec![
-                ("plain loads", k(None), false),
-                ("evict-last, no set-aside", k(Some(0)), true),
-                ("evict-last, 8 MiB", k(Some(8)), true),
-                ("evict-last, 16 MiB", k(Some(16)), true),
-                ("plain loads (2)", k(None), true),
-            ]
-        }),
         // The L2 prefetch's blocks and gate/up share in finer steps around the default (w11).
         Some("pffine") => ab(&|t| {
             let p = t.l2_prefetch.unwrap_or_default();

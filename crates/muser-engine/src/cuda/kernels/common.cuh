@@ -316,34 +316,6 @@ __device__ __forceinline__ unsigned long long l2_evict_first() {
     return p;
 }
 
-// An L2 cache policy marking lines evict-last (small vectors read once per token on a
-// latency-bound path: the norm weights; DecodeTuning::l2_keep), so that the weights streaming
-// evict-first between their reads do not push them out.
-__device__ __forceinline__ unsigned long long l2_evict_last() {
-    unsigned long long p;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
-
-// Four (two) floats at p (16-byte, 8-byte aligned): evict-last in L2 when `keep`, else a plain
-// load. The same values either way.
-__device__ __forceinline__ float4 ld_keep4(const float *p, bool keep) {
-    if (!keep) return *(const float4 *)p;
-    float4 v;
-    asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
-        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-        : "l"(p), "l"(l2_evict_last()));
-    return v;
-}
-__device__ __forceinline__ float2 ld_keep2(const float *p, bool keep) {
-    if (!keep) return *(const float2 *)p;
-    float2 v;
-    asm("ld.global.L2::cache_hint.v2.f32 {%0, %1}, [%2], %3;"
-        : "=f"(v.x), "=f"(v.y)
-        : "l"(p), "l"(l2_evict_last()));
-    return v;
-}
-
 // L2 prefetch ranges as kernel arguments: four (address, bytes) pairs; bytes 0: none. Used by
 // the latency-bound launches' extra blocks (prefetch.cu) and by the matvecs' tail prefetch
 // (mvq1.cu, DecodeTuning::tail_prefetch).

@@ -570,12 +570,10 @@ ONE_ENTRY_TP(mvq_one_q6ks_lb4, q6ks_rows, 4)
 // every segment's blocks are whole clusters. Same bits as the separate kernel.
 // By pushes instead of remote loads between two release/acquire cluster barriers: 15.37 →
 // 15.05 µs per launch (event-timed; bench/runs/2026-12-02-h200-a a3).
-// `keep` (DecodeTuning::l2_keep): the Q/K norm weights loaded evict-last in L2, and with the
-// RoPE pair before the exchange instead of after it (the same values).
 template <int RR4, int RR6>
 __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *kw, int hd,
                                         float eps, const float *cs, int rope, u16 *kc,
-                                        u16 *vc, const int *slot_p, bool keep) {
+                                        u16 *vc, const int *slot_p) {
     __shared__ __align__(16) float vals[4 * RR4];
     const int b = blockIdx.x;
     if (b >= b3) {
@@ -602,15 +600,6 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
     float *y = is_k ? y1 : y0;
     q4k_rows<RR4>(is_k ? w1 : w0, qa, da, sa, vals + warp * RR4, n_in, is_k ? n1 : n0,
                   blk * rb + warp * RR4, 0, 1.0f, 0.0f);
-    // This thread's pair (below): index, norm weights and (cos, sin), loaded here with `keep`.
-    const bool pair = (int)threadIdx.x < rb / 2;
-    const int pj = 2 * threadIdx.x, pi = (blk * rb) % hd + pj;
-    const float *nw = is_k ? kw : qw;
-    float2 wv = make_float2(0.f, 0.f), cv = make_float2(0.f, 0.f);
-    if (keep && pair) {
-        wv = ld_keep2(nw + pi, true);
-        cv = make_float2(cs[pi], cs[pi + 1]);  // cs: 4-byte aligned (the step's parameters)
-    }
     __syncthreads();
     push_ready();
     {
@@ -625,13 +614,11 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
     const float *head = (const float *)head4;
     const float ss = head_sumsq(hd, [&](int i) { return head[i]; });
     const float scale = rsqrtf(ss / hd + eps);
-    if (pair) {
-        const int j = pj, i = pi;
-        if (!keep) {
-            wv = make_float2(nw[i], nw[i + 1]);
-            cv = make_float2(cs[i], cs[i + 1]);
-        }
-        const float2 r = qk_pair(vals[j], vals[j + 1], scale, wv.x, wv.y, rope, cv.x, cv.y);
+    if ((int)threadIdx.x < rb / 2) {
+        const int j = 2 * threadIdx.x, i = (blk * rb) % hd + j;
+        const float *w = is_k ? kw : qw;
+        const float2 r = qk_pair(vals[j], vals[j + 1], scale, w[i], w[i + 1], rope, cs[i],
+                                 cs[i + 1]);
         y[blk * rb + j] = r.x;
         y[blk * rb + j + 1] = r.y;
         if (is_k) {
@@ -645,10 +632,10 @@ __device__ __forceinline__ void seg_qkv(SEG_ARGS, const float *qw, const float *
 #define SEG_QKV_ENTRY(NAME, RR4, RR6, MINB)                                                    \
     extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
         NAME(SEG_ARGS, const float *qw, const float *kw, int hd, float eps, const float *cs,   \
-             int rope, u16 *kc, u16 *vc, const int *slot_p, int keep) {                        \
+             int rope, u16 *kc, u16 *vc, const int *slot_p) {                                  \
         seg_qkv<RR4, RR6>(w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3, t3, n3,  \
                           y3, b3, qa, da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc,         \
-                          slot_p, keep != 0);                                                  \
+                          slot_p);                                                             \
     }
 SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)
 
@@ -656,9 +643,9 @@ SEG_QKV_ENTRY(mvq_seg_42_lb5_qkv, 4, 2, 5)
 extern "C" __global__ void __launch_bounds__(128, 5)
     mvq_seg_42_lb5_qkv_tp(SEG_ARGS, const float *qw, const float *kw, int hd, float eps,
                           const float *cs, int rope, u16 *kc, u16 *vc, const int *slot_p,
-                          int keep, PF_ARGS) {
+                          PF_ARGS) {
     seg_qkv<4, 2>(w0, t0, n0, y0, w1, t1, n1, y1, b1, w2, t2, n2, y2, b2, w3, t3, n3, y3, b3, qa,
-                  da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc, slot_p, keep != 0);
+                  da, sa, n_in, qw, kw, hd, eps, cs, rope, kc, vc, slot_p);
     prefetch_ranges(PF_PASS, blockIdx.x, gridDim.x);
 }
 

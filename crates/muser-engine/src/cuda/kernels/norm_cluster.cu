@@ -91,7 +91,7 @@ template <bool ONE>
 __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const float *wp,
                                              float eps_post, const float *wn, float eps,
                                              float *h, signed char *qa, float *da, float *sa,
-                                             int n, int mode, bool keep) {
+                                             int n, int mode) {
     __shared__ float sh[32];
     __shared__ float4 sh4[32];
     // Exchange k (at most two per launch) lands in recv[k], counted on bar[k].
@@ -102,11 +102,11 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
     const int t = threadIdx.x, i0 = blockIdx.x * per + 8 * t;
     const bool on = 8 * t < per;
     const float4 z = make_float4(0.f, 0.f, 0.f, 0.f);
-    const float4 c = on ? ld_keep4(wn + i0, keep) : z, d = on ? ld_keep4(wn + i0 + 4, keep) : z;
+    const float4 c = on ? *(const float4 *)(wn + i0) : z, d = on ? *(const float4 *)(wn + i0 + 4) : z;
     float4 pc = z, pd = z;
     if (mode == 2 && on) {
-        pc = ld_keep4(wp + i0, keep);
-        pd = ld_keep4(wp + i0 + 4, keep);
+        pc = *(const float4 *)(wp + i0);
+        pd = *(const float4 *)(wp + i0 + 4);
     }
     float xv[8];
     {
@@ -174,15 +174,14 @@ __device__ __forceinline__ void norm_tail_cl(float *x, const float *o, const flo
     push_leave();
 }
 
-// `keep`: the norm weights loaded evict-last in L2 (DecodeTuning::l2_keep).
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl(
     float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
-    float *h, signed char *qa, float *da, float *sa, int n, int mode, int keep) {
-    norm_tail_cl<false>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, keep != 0);
+    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+    norm_tail_cl<false>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
 }
 
 extern "C" __global__ void __launch_bounds__(1024) norm_tail_q8_cl1(
     float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,
-    float *h, signed char *qa, float *da, float *sa, int n, int mode, int keep) {
-    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, keep != 0);
+    float *h, signed char *qa, float *da, float *sa, int n, int mode) {
+    norm_tail_cl<true>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);
 }

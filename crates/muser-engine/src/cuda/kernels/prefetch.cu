@@ -21,13 +21,13 @@
 #define NORM_TAIL_PF(NAME, ONE)                                                                 \
     extern "C" __global__ void __launch_bounds__(1024) NAME(                                   \
         float *x, const float *o, const float *wp, float eps_post, const float *wn, float eps,  \
-        float *h, signed char *qa, float *da, float *sa, int n, int mode, int keep, PF_ARGS) { \
+        float *h, signed char *qa, float *da, float *sa, int n, int mode, PF_ARGS) {           \
         if (blockIdx.x >= NC_BLOCKS) {                                                         \
             prefetch_ranges(PF_PASS, blockIdx.x - NC_BLOCKS,                                   \
                             gridDim.x - NC_BLOCKS);                                            \
             return;                                                                            \
         }                                                                                      \
-        norm_tail_cl<ONE>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode, keep != 0);     \
+        norm_tail_cl<ONE>(x, o, wp, eps_post, wn, eps, h, qa, da, sa, n, mode);                \
     }
 NORM_TAIL_PF(norm_tail_q8_cl_pf, false)
 NORM_TAIL_PF(norm_tail_q8_cl1_pf, true)

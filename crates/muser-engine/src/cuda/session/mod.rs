@@ -287,7 +287,6 @@ impl<'m> CudaSession<'m> {
                 c.head_dim
             )));
         }
-        super::launch::set_l2_keep(cuda.context(), cuda.decode_tuning().l2_keep)?;
         let st = cuda.stream();
         let up = |v: &[f32]| st.clone_htod(v).map_err(cuda_err("uploading norms"));
         let zeros = |n: usize| {

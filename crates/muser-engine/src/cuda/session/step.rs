@@ -234,7 +234,6 @@ impl CudaSession<'_> {
             };
             let f = kernel(self.cuda, name)?;
             let mut args = args.to_vec();
-            args.push(Arg::I(i32::from(tune.l2_keep.is_some())));
             if with_pf {
                 args.extend(pf.into_iter().flatten());
             }
@@ -372,7 +371,6 @@ impl CudaSession<'_> {
                 kc: ptr(&lay.k, &st),
                 vc: ptr(&lay.v, &st),
                 slot: slot_p,
-                keep: tune.l2_keep.is_some(),
             };
             // `fold` holds the layer's norm weights (head_dim values each), the step's RoPE
             // table (head_dim values), its KV cache (capacity × kv_dim halves each) and the
