@@ -33,7 +33,6 @@ const TAIL_ALL: TailPrefetch = TailPrefetch {
     lm_head: (0, 100),
     kv_sliding: (0, 100),
     kv_full: (0, 100),
-    next_token: (0, 100),
 };
 
 #[path = "cuda/attn.rs"]
@@ -929,8 +928,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // (round x) With the tail prefetch on, the profile marks it on every matvec launch whose
         // kernel has a tail-prefetch entry (the folded Q/K/V/gate launch, the one-matrix
         // launches, the flat gate/up launch; the last layer's down projection prefetches the
-        // LM head; the flat LM head, the next token's first Q/K/V/gate): on the real
-        // geometry's Q4_K_M model, 4 per layer and the flat LM head.
+        // LM head): on the real geometry's Q4_K_M model, 4 per layer.
         {
             dev.set_decode_tuning(DecodeTuning {
                 tail_prefetch: Some(TAIL_ALL),
@@ -947,14 +945,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 l.ends_with("+ qk_norm_rope_store")
                     || l.ends_with("(one)")
                     || l.ends_with(" flat + swiglu_q8")
-                    || l.ends_with(" (flat)")
             };
-            let plain = |l: &&str| l.strip_suffix(TAIL_PREFETCH_LABEL).unwrap_or(l).to_owned();
-            let eligible = all.iter().map(plain).filter(|l| takes(l)).count();
-            let flat_lm = all
+            let eligible = all
                 .iter()
-                .map(plain)
-                .filter(|l| l.ends_with(" (flat)"))
+                .map(|l| l.strip_suffix(TAIL_PREFETCH_LABEL).unwrap_or(l))
+                .filter(|l| takes(l))
                 .count();
             let want = eligible;
             let n_layer = gpu.cfg.n_layer;
@@ -964,7 +959,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 name.starts_with("mid") && int8_path(&gpu.cfg) && dev.compute_capability.0 >= 9;
             let ok_t = marked.len() == want
                 && marked.iter().all(|l| takes(l))
-                && (!full || want == 4 * n_layer + flat_lm);
+                && (!full || want == 4 * n_layer);
             println!(
                 "model {name:20} tail prefetch on {} matvec launches ({want} expected) of {n_layer} layers {}",
                 marked.len(),

@@ -180,9 +180,6 @@ pub struct TailPrefetch {
     pub kv_sliding: (u8, u8),
     /// The same for the full-attention layers' planes.
     pub kv_full: (u8, u8),
-    /// Of the next token's first Q/K/V/gate matrices (layer 0's), by the LM head's last wave
-    /// (the flat LM head only), across the token's boundary.
-    pub next_token: (u8, u8),
 }
 
 impl Default for TailPrefetch {
@@ -207,7 +204,6 @@ impl Default for TailPrefetch {
             lm_head: (0, 0),
             kv_sliding: (0, 0),
             kv_full: (0, 0),
-            next_token: (0, 0),
         }
     }
 }

@@ -60,9 +60,8 @@ pub(crate) const ONE_KERNELS: [(&str, &str); 2] = [
 
 /// The kernels with the tail prefetch (`DecodeTuning::tail_prefetch`): each plain kernel and
 /// its `_tp` entry (the same bits, four L2 prefetch ranges after the plain arguments).
-pub(crate) const TP_KERNELS: [(&str, &str); 6] = [
+pub(crate) const TP_KERNELS: [(&str, &str); 5] = [
     (QKV_KERNEL, "mvq_seg_42_lb5_qkv_tp"),
-    (LM_FLAT_KERNEL, "mvq_flat_q6ks_lb4_tp"),
     (SWIGLU_FLAT_KERNEL, "mvq_gu_swiglu_flat_tp"),
     (SWIGLU_STREAMS_KERNEL, "mvq_gu_swiglu_flat_gs_tp"),
     ("mvq_one_q4k_lb5", "mvq_one_q4k_lb5_tp"),
@@ -477,19 +476,6 @@ impl Cuda {
         n_in: usize,
         post: Option<(f32, f32)>,
     ) -> Result<Option<()>> {
-        self.matvec1_flat_q6ks_pf(seg, act, n_in, post, None)
-    }
-
-    /// `matvec1_flat_q6ks` with L2 prefetch ranges for the launch's last wave to issue once
-    /// done (`TP_KERNELS`, `TailPrefetch::next_token`).
-    pub(crate) fn matvec1_flat_q6ks_pf(
-        &self,
-        seg: &mut Seg<'_>,
-        act: &Q8Act,
-        n_in: usize,
-        post: Option<(f32, f32)>,
-        pf: Option<&[KArg]>,
-    ) -> Result<Option<()>> {
         if seg.ty != GgmlType::Q6_K
             || seg.split != Some(FLAT_UNITS)
             || n_in % 256 != 0
@@ -498,17 +484,25 @@ impl Cuda {
             return Ok(None);
         }
         let (scale, cap) = post.unwrap_or((1.0, 0.0));
-        let mut tail = vec![
+        let tail = [
             KArg::I(i32::from(post.is_some())),
             KArg::F(scale),
             KArg::F(cap),
         ];
-        let (name, pf) = with_tail_prefetch(LM_FLAT_KERNEL, pf);
-        tail.extend_from_slice(pf);
-        // SAFETY: the kernel's arguments after the rows' (post, scale, cap, and the prefetch
-        // ranges of the `_tp` entry); each warp reads and writes its own 16 rows (FLAT_UNITS
-        // units of 4, clamped to n_out).
-        unsafe { self.rows_launch(name, seg, act, n_in, &tail, 16, 4, "flat Q6_K matvec")? };
+        // SAFETY: the kernel's arguments after the rows' (post, scale, cap); each warp reads
+        // and writes its own 16 rows (FLAT_UNITS units of 4, clamped to n_out).
+        unsafe {
+            self.rows_launch(
+                LM_FLAT_KERNEL,
+                seg,
+                act,
+                n_in,
+                &tail,
+                16,
+                4,
+                "flat Q6_K matvec",
+            )?
+        };
         Ok(Some(()))
     }
 

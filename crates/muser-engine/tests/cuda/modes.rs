@@ -234,22 +234,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("both", with((0, 100), (0, 25)), true),
             ]
         }),
-        // (round g) The LM head's last wave prefetching the next token's first Q/K/V/gate
-        // matrices (TailPrefetch::next_token), against the default; the same bits.
-        Some("nexttok") => ab(&|t| {
-            let tp = t.tail_prefetch.unwrap_or_default();
-            let with = |next_token| DecodeTuning {
-                tail_prefetch: Some(TailPrefetch { next_token, ..tp }),
-                ..t
-            };
-            vec![
-                ("default", t, false),
-                ("next token 0-20 %", with((0, 20)), true),
-                ("next token 0-50 %", with((0, 50)), true),
-                ("next token 0-100 %", with((0, 100)), true),
-                ("next token 20-100 %", with((20, 100)), true),
-            ]
-        }),
         // (round y) The LM head as flat warps against the segment launch (the same bits).
         Some("lmflat") => ab(&|t| {
             vec![
@@ -532,7 +516,6 @@ fn tail_tune(t: DecodeTuning, spans: [(u8, u8); 5]) -> DecodeTuning {
             lm_head,
             kv_sliding: (0, 0),
             kv_full: (0, 0),
-            next_token: (0, 0),
         }),
         ..t
     }

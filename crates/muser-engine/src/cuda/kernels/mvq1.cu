@@ -405,9 +405,9 @@ __device__ __forceinline__ int flat_units_done(int done, int nb, int g0, float *
 // layout of round z (each row group's trip one tile, a flat trip across two) 278 µs
 // (bench/runs/2026-12-01-h200-z z2).
 #define FLAT_UNITS 4
-__device__ __forceinline__ void flat_q6ks(const u8 *w, int n_out, float *y, const signed char *qa,
-                                          const float *da, const float *sa, int n_in, int post,
-                                          float scale, float cap) {
+extern "C" __global__ void __launch_bounds__(128, 4)
+    mvq_flat_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
+                      const float *sa, int n_in, int post, float scale, float cap) {
     constexpr int RR = 4;
     const int rowb = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * RR * FLAT_UNITS;
     if (rowb >= n_out) return;
@@ -437,27 +437,6 @@ __device__ __forceinline__ void flat_q6ks(const u8 *w, int n_out, float *y, cons
             if (lane == 0 && row < n_out) y[row] = post_op(v, post, scale, cap);
         });
     }
-}
-extern "C" __global__ void __launch_bounds__(128, 4)
-    mvq_flat_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-                      const float *sa, int n_in, int post, float scale, float cap) {
-    flat_q6ks(w, n_out, y, qa, da, sa, n_in, post, scale, cap);
-}
-// With the tail prefetch (TailPrefetch::next_token: the next token's first Q/K/V/gate
-// matrices): the blocks of the launch's last wave (the last 4 per SM, %nsmid) prefetch the
-// ranges once their rows are written, so that DRAM streams them across the token's boundary
-// (the LM head's drain, the argmax, the next step's upload, embedding and entry norm). The
-// same bits as the plain entry.
-extern "C" __global__ void __launch_bounds__(128, 4)
-    mvq_flat_q6ks_lb4_tp(const u8 *w, int n_out, float *y, const signed char *qa,
-                         const float *da, const float *sa, int n_in, int post, float scale,
-                         float cap, PF_ARGS) {
-    flat_q6ks(w, n_out, y, qa, da, sa, n_in, post, scale, cap);
-    u32 nsm;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-    const int from = max(0, (int)gridDim.x - 4 * (int)nsm);
-    if ((int)blockIdx.x >= from)
-        prefetch_ranges(PF_PASS, blockIdx.x - from, gridDim.x - from);
 }
 
 // Rewrites an n_out × (256 nb) Q6_K matrix (210-byte blocks, file layout) into the split

@@ -118,7 +118,7 @@ fn project(
             && cuda.decode_tuning().lm_flat
             && segs.len() == 1
             && cuda
-                .matvec1_flat_q6ks_pf(&mut segs[0], act, n_in, post, pf)?
+                .matvec1_flat_q6ks(&mut segs[0], act, n_in, post)?
                 .is_some();
         // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
         let one = !folded
@@ -135,7 +135,7 @@ fn project(
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || {
             let fold = if folded { " + qk_norm_rope_store" } else { "" };
-            let tp = if pf.is_some() && (folded || one || flat) {
+            let tp = if pf.is_some() && (folded || one) {
                 TAIL_PREFETCH_LABEL
             } else {
                 ""
@@ -675,12 +675,6 @@ impl CudaSession<'_> {
         // The LM head, with the logit scale and softcap folded into the segment kernel.
         let out = &model.weights.output;
         {
-            // Its last wave's blocks prefetching the next token's first Q/K/V/gate matrices
-            // (TailPrefetch::next_token; the flat kernel only).
-            let pf = match tp {
-                Some(t) => self.prefetch_span(&qkvg_of(0), t.next_token, q8)?,
-                None => None,
-            };
             let s = &mut self.s;
             project(
                 cuda,
@@ -694,7 +688,7 @@ impl CudaSession<'_> {
                 }),
                 Some((c.logit_scale, c.softcap)),
                 None,
-                pf.as_deref(),
+                None,
             )?;
         }
         if !(q8 && SEG_TYPES.contains(&out.ty)) {
