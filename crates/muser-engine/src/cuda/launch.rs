@@ -157,6 +157,12 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
+    /// The per-head attention of a one-split layer and its Q4_K output projection as one
+    /// launch (`attn_oproj_HD`, kernels/attn_oproj.cu: the projection's blocks wait for the
+    /// heads' int8 row on counters instead of a launch boundary), each projection block
+    /// first prefetching this percentage of its rows into L2 (`None`: two launches). The same
+    /// bits. Applies where the whole grid is resident at once.
+    pub attn_oproj: Option<u8>,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -368,6 +374,7 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
+            attn_oproj: None,
         }
     }
 }
@@ -395,6 +402,7 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
+        attn_oproj: None,
     };
 }
 

@@ -234,6 +234,22 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("both", with((0, 100), (0, 25)), true),
             ]
         }),
+        // (round g) The attention and the output projection as one launch
+        // (DecodeTuning::attn_oproj), its projection blocks prefetching 0-100 % of their rows
+        // first, against the two launches; the same bits.
+        Some("aoproj") => ab(&|t| {
+            let with = |pct| DecodeTuning {
+                attn_oproj: Some(pct),
+                ..t
+            };
+            vec![
+                ("two launches", t, false),
+                ("one launch, prefetch 0 %", with(0), true),
+                ("one launch, prefetch 30 %", with(30), true),
+                ("one launch, prefetch 60 %", with(60), true),
+                ("one launch, prefetch 100 %", with(100), true),
+            ]
+        }),
         // (round y) The LM head as flat warps against the segment launch (the same bits).
         Some("lmflat") => ab(&|t| {
             vec![
