@@ -7,15 +7,18 @@
 // the heads: each attention block, its int8 row written and fenced, counts itself on sync[0];
 // the one that completes the count raises AO_FLAGS flags (sync[32 (k + 1)], a cache line each,
 // so that the waiting blocks spread their polls over several lines); projection block b polls
-// flag b mod AO_FLAGS (ld.acquire) while the rest of the block waits at a barrier, computes
+// flag b mod AO_FLAGS (relaxed loads, then a fence) while the rest of the block waits at a barrier, computes
 // its rows, and counts itself on sync[1]; the last one sets every word back to 0 for the next
 // launch. The host launches it only where the whole grid is resident at once (the attention
 // blocks, with the lowest indices, are never waiting for a slot).
 #define AO_FLAGS 16
 
-__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned *p) {
+// The polls are relaxed loads (an acquire load per poll, g3's first version, cost the token
+// ~5 %: each may invalidate the SM's L1 beside the attention blocks' prefetched rows); one
+// fence after the flag is seen orders the block's reads of the int8 row.
+__device__ __forceinline__ unsigned ld_relaxed_u32(const unsigned *p) {
     unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -55,7 +58,8 @@ __device__ __forceinline__ void attn_oproj(const float *q, const u16 *kc, const 
     }
     if (threadIdx.x == 0) {
         const unsigned *f = &sync[32 * (1 + b % AO_FLAGS)];
-        while (ld_acquire_u32(f) == 0) __nanosleep(32);
+        while (ld_relaxed_u32(f) == 0) __nanosleep(32);
+        __threadfence();
     }
     __syncthreads();
     if (row0 < n_out) q4k_rows<4>(w, qa, da, sa, y + row0, n_in, n_out, row0, 0, 1.0f, 0.0f);
