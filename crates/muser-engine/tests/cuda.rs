@@ -752,14 +752,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             },
             ..tuned
         };
-        // (round g) The attention and the output projection as one launch: the same bits.
-        let flip_oproj = DecodeTuning {
-            attn_oproj: match tuned.attn_oproj {
-                Some(_) => None,
-                None => Some(60),
-            },
-            ..tuned
-        };
         for other in [
             plain,
             flip_fold,
@@ -772,7 +764,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_tail,
             flip_lm_flat,
             flip_streams,
-            flip_oproj,
         ] {
             dev.set_decode_tuning(other);
             let diff = bits_differ(&run_session(&dev, &gpu, &tokens).1, &whole);
@@ -975,30 +966,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
                 if ok_t { "ok" } else { "FAIL" }
             );
             tally(ok_t, &mut pass, &mut fail);
-            dev.set_decode_tuning(tuned);
-        }
-        // (round g) With the attention + output projection launch on, the profile shows it on
-        // every layer of the real geometry's Q4_K_M model (one split at 64 positions).
-        if name.starts_with("mid") && int8_path(&gpu.cfg) {
-            dev.set_decode_tuning(DecodeTuning {
-                attn_oproj: Some(60),
-                ..tuned
-            });
-            let labels = CudaSession::new(&dev, &gpu, 64)
-                .unwrap()
-                .profile_step(tokens[0])
-                .unwrap();
-            let n = labels
-                .iter()
-                .filter(|(l, _, _)| l.starts_with("attn_oproj_"))
-                .count();
-            let ok = n == gpu.cfg.n_layer;
-            println!(
-                "model {name:20} attention + output projection as one launch on {n} of {} layers {}",
-                gpu.cfg.n_layer,
-                if ok { "ok" } else { "FAIL" }
-            );
-            tally(ok, &mut pass, &mut fail);
             dev.set_decode_tuning(tuned);
         }
         // The options that change a summation order (the cluster norm tail, its one-exchange

@@ -44,9 +44,12 @@ pub(crate) enum KArg {
 /// tails' row sums written by the projections before them, the tails without a cluster
 /// exchange; the prefetching blocks started late, or first in their grids; the post-norm tails
 /// as programmatic launches after triggering projections: round e's patches; the
-/// post-attention norm tail folded into the gate/up launch as clusters of 8, round f's patch)
-/// is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r,
-/// -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e, -f and removed.
+/// post-attention norm tail folded into the gate/up launch as clusters of 8, round f's patch;
+/// the norm weights loaded evict-last with an L2 set-aside for persisting lines, the LM head's
+/// last wave prefetching the next token's first Q/K/V/gate matrices, the one-split attention
+/// and the output projection as one launch whose projection blocks wait on flags: round g's
+/// patches) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p,
+/// 2026-12-01-h200-r, -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e, -f, -g and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -157,12 +160,6 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
-    /// The per-head attention of a one-split layer and its Q4_K output projection as one
-    /// launch (`attn_oproj_HD`, kernels/attn_oproj.cu: the projection's blocks wait for the
-    /// heads' int8 row on counters instead of a launch boundary), each projection block
-    /// first prefetching this percentage of its rows into L2 (`None`: two launches). The same
-    /// bits. Applies where the whole grid is resident at once.
-    pub attn_oproj: Option<u8>,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -374,7 +371,6 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
-            attn_oproj: None,
         }
     }
 }
@@ -402,7 +398,6 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
-        attn_oproj: None,
     };
 }
 

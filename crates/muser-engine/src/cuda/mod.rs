@@ -52,15 +52,6 @@ const DECODE_SRC: &str = concat!(
     include_str!("kernels/prefetch.cu")
 );
 
-// The attention and output projection as one launch (DecodeTuning::attn_oproj): the
-// per-head attention's code (decode.cu) and the Q4_K rows (mvq1.cu) in one module.
-const ATTN_OPROJ_SRC: &str = concat!(
-    include_str!("kernels/common.cuh"),
-    include_str!("kernels/decode.cu"),
-    include_str!("kernels/mvq1.cu"),
-    include_str!("kernels/attn_oproj.cu")
-);
-
 mod gather;
 mod launch;
 mod prefill_cache;
@@ -207,7 +198,6 @@ impl Cuda {
             ("q8act", Q8ACT_SRC),
             ("decode", DECODE_SRC),
             ("mvq1", MVQ1_SRC),
-            ("attn_oproj", ATTN_OPROJ_SRC),
         ] {
             let ptx = compile_cached(tag, src, cc, opts.cache_dir.as_deref())?;
             modules.push(
@@ -223,14 +213,6 @@ impl Cuda {
             decode.insert(
                 *name,
                 modules[2]
-                    .load_function(name)
-                    .map_err(cuda_err("loading a kernel"))?,
-            );
-        }
-        for name in session::ATTN_OPROJ_KERNELS {
-            decode.insert(
-                *name,
-                modules[4]
                     .load_function(name)
                     .map_err(cuda_err("loading a kernel"))?,
             );
@@ -665,7 +647,6 @@ pub fn compile_all(cc: (i32, i32)) -> Result<Vec<(&'static str, String)>> {
         ("q8act", Q8ACT_SRC),
         ("decode", DECODE_SRC),
         ("mvq1", MVQ1_SRC),
-        ("attn_oproj", ATTN_OPROJ_SRC),
     ]
     .into_iter()
     .map(|(tag, src)| Ok((tag, compile_cached(tag, src, cc, None)?)))

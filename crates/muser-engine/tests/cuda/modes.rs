@@ -234,51 +234,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("both", with((0, 100), (0, 25)), true),
             ]
         }),
-        // (round g) The attention and the output projection as one launch
-        // (DecodeTuning::attn_oproj), its projection blocks prefetching 0-100 % of their rows
-        // first, against the two launches; the same bits.
-        Some("aoproj") => ab(&|t| {
-            let with = |pct| DecodeTuning {
-                attn_oproj: Some(pct),
-                ..t
-            };
-            vec![
-                ("two launches", t, false),
-                ("one launch, prefetch 0 %", with(0), true),
-                ("one launch, prefetch 30 %", with(30), true),
-                ("one launch, prefetch 60 %", with(60), true),
-                ("one launch, prefetch 100 %", with(100), true),
-            ]
-        }),
-        // (round g) The event-timed profile with the attention + output projection launch off
-        // and on (30 % prefetched), at the depths.
-        Some("aoprof") => run(&|| {
-            let dev = Cuda::new(&opts).unwrap();
-            let model = Glimmer::open(&path, Box::new(CpuRef::default())).unwrap();
-            let t = dev.decode_tuning();
-            for &d in &depths {
-                for tune in [
-                    t,
-                    DecodeTuning {
-                        attn_oproj: Some(30),
-                        ..t
-                    },
-                ] {
-                    dev.set_decode_tuning(tune);
-                    let mut sess = CudaSession::new(&dev, &model, d + 64).unwrap();
-                    if d > 0 {
-                        sess.fill_synthetic(d, 7).unwrap();
-                    }
-                    let rate = speed::decode_rate(&mut sess, 1, 32, |i| (i * 13 + 5) as u32);
-                    println!(
-                        "aoprof depth {d} attn_oproj {:?}: {rate:.2} tok/s",
-                        tune.attn_oproj
-                    );
-                    speed::print_profile(&mut sess, 2);
-                }
-            }
-            dev.set_decode_tuning(t);
-        }),
         // (round y) The LM head as flat warps against the segment launch (the same bits).
         Some("lmflat") => ab(&|t| {
             vec![

@@ -10,7 +10,6 @@ use super::{cuda_err, Cuda};
 
 mod attn;
 mod attn_op;
-mod attn_oproj;
 mod prefetch;
 mod prefill;
 mod step;
@@ -26,15 +25,6 @@ pub(crate) use attn::{
 pub use attn_op::{AttnKernel, AttnShape};
 pub use prefill::{MIN_BATCH as PREFILL_MIN_BATCH, PREFILL_CHUNK};
 pub use step::TAIL_PREFETCH_LABEL;
-
-/// The attention + output projection kernels (`attn_oproj.cu`, its own module;
-/// `DecodeTuning::attn_oproj`), by head size.
-pub(crate) const ATTN_OPROJ_KERNELS: &[&str] =
-    &["attn_oproj_64", "attn_oproj_128", "attn_oproj_256"];
-
-/// Words of the attention + output projection launch's counters and flags (`attn_oproj.cu`:
-/// two counters, then AO_FLAGS flags a cache line apart).
-const ATTN_OPROJ_SYNC: usize = 32 * (1 + 16);
 
 /// Kernels of `decode.cu` that the session launches.
 pub(crate) const DECODE_KERNELS: &[&str] = &[
@@ -153,9 +143,6 @@ struct Scratch {
     /// Arrival counters of the folded merge (`DecodeTuning::fold_merge`), one per block
     /// column of an attention launch (at most n_head); zero between launches.
     merge_count: CudaSlice<u32>,
-    /// The attention + output projection launch's counters and flags (zero between
-    /// launches).
-    oproj_sync: CudaSlice<u32>,
 }
 
 /// Rows of the window per split-K attention block: more blocks and a longer merge against
@@ -362,9 +349,6 @@ impl<'m> CudaSession<'m> {
             partials: zeros(c.n_head * splits(max_positions) * (c.head_dim + 2))?,
             merge_count: st
                 .alloc_zeros::<u32>(c.n_head.max(1))
-                .map_err(cuda_err("allocating"))?,
-            oproj_sync: st
-                .alloc_zeros::<u32>(ATTN_OPROJ_SYNC)
                 .map_err(cuda_err("allocating"))?,
         };
         let params = st

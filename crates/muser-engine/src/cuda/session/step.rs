@@ -518,18 +518,7 @@ impl CudaSession<'_> {
                 .fold_merge
                 .filter(|&m| n_split <= m && !omit.attention && !omit.merge)
                 .and_then(|_| super::folded_attention(name));
-            // The attention and the output projection as one launch where
-            // DecodeTuning::attn_oproj chooses it (the per-head kernel, one split, int8 rows).
-            let fused = match (tune.attn_oproj, folded) {
-                (Some(pct), Some(f))
-                    if n_split == 1 && q8 && !omit.o_proj && f.starts_with("attend_split_") =>
-                {
-                    self.attn_oproj(l, &args, pct)?
-                }
-                _ => false,
-            };
-            if fused {
-            } else if let Some(fname) = folded {
+            if let Some(fname) = folded {
                 let mut fargs = args.to_vec();
                 fargs.extend_from_slice(&merge_args[1..6]);
                 fargs.push(Arg::P(ptr(&self.s.merge_count, &st)));
@@ -575,7 +564,7 @@ impl CudaSession<'_> {
                     self.mark(|| merge.into())?;
                 }
             }
-            if !omit.o_proj && !fused {
+            if !omit.o_proj {
                 let pf = match tp {
                     Some(t) => self.prefetch_span(&[&w.ffn_gate, &w.ffn_up], t.gate_up, q8)?,
                     None => None,
