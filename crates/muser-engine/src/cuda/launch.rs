@@ -48,8 +48,11 @@ pub(crate) enum KArg {
 /// the norm weights loaded evict-last with an L2 set-aside for persisting lines, the LM head's
 /// last wave prefetching the next token's first Q/K/V/gate matrices, the one-split attention
 /// and the output projection as one launch whose projection blocks wait on flags: round g's
-/// patches) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p,
-/// 2026-12-01-h200-r, -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e, -f, -g and removed.
+/// patches; the attention's window as kernel arguments rewritten in the captured graphs before
+/// each replay, with one or two instantiations, and its rows prefetched into L1 before the
+/// window is read: round h's) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n,
+/// -o, -p, 2026-12-01-h200-r, -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e, -f, -g, -h and
+/// removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
