@@ -50,9 +50,10 @@ pub(crate) enum KArg {
 /// and the output projection as one launch whose projection blocks wait on flags: round g's
 /// patches; the attention's window as kernel arguments rewritten in the captured graphs before
 /// each replay, with one or two instantiations, and its rows prefetched into L1 before the
-/// window is read: round h's) is recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n,
-/// -o, -p, 2026-12-01-h200-r, -s, -t, -u, -v and 2026-12-02-h200-c, -d, -e, -f, -g, -h and
-/// removed.
+/// window is read: round h's; the Q/K/V/gate launch's partial last loop trip prefetched into
+/// L2 by the norm tail before it: round i's) is recorded in bench/runs/2026-11-30-h200-e, -g,
+/// -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r, -s, -t, -u, -v, 2026-12-02-h200-c, -d, -e, -f,
+/// -g, -h and 2026-12-03-h200-i and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
