@@ -444,6 +444,70 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
+        // (round i) Each on/off default flipped alone against the default, to see whether a
+        // choice measured in an earlier round still holds beside the later ones.
+        Some("recheck") => ab(&|t| {
+            vec![
+                ("default", t, false),
+                (
+                    "fold_qk off",
+                    DecodeTuning {
+                        fold_qk: false,
+                        ..t
+                    },
+                    true,
+                ),
+                (
+                    "cluster_norm off",
+                    DecodeTuning {
+                        cluster_norm: false,
+                        ..t
+                    },
+                    false,
+                ),
+                (
+                    "attn_l1_prefetch off",
+                    DecodeTuning {
+                        attn_l1_prefetch: false,
+                        ..t
+                    },
+                    true,
+                ),
+                (
+                    "fold_merge off",
+                    DecodeTuning {
+                        fold_merge: None,
+                        ..t
+                    },
+                    false,
+                ),
+                ("one_warps 2", DecodeTuning { one_warps: 2, ..t }, true),
+                (
+                    "tail_prefetch off",
+                    DecodeTuning {
+                        tail_prefetch: None,
+                        ..t
+                    },
+                    true,
+                ),
+                (
+                    "l2_prefetch off",
+                    DecodeTuning {
+                        l2_prefetch: None,
+                        ..t
+                    },
+                    true,
+                ),
+                (
+                    "lm_flat off",
+                    DecodeTuning {
+                        lm_flat: false,
+                        ..t
+                    },
+                    true,
+                ),
+            ]
+        }),
         // The default's decode rate at the depths (4 rounds; to compare builds in turn).
         Some("rate") => ab(&|t| vec![("default", t, false)]),
         // The host's share of a step: steps waited for one by one (the bench's loop) against
