@@ -35,6 +35,8 @@ const TAIL_ALL: TailPrefetch = TailPrefetch {
     kv_full: (0, 100),
 };
 
+#[path = "cuda/argmax.rs"]
+mod argmax;
 #[path = "cuda/attn.rs"]
 mod attn;
 #[path = "cuda/modes.rs"]
@@ -237,7 +239,10 @@ fn op_parity(cuda: &Cuda) -> (usize, usize) {
                                 y: yd.slice_mut(GUARD..GUARD + n_y),
                                 n_out,
                             };
-                            let ran = cuda.matvec1_flat_q6ks(&mut seg, &act, n_in, None).unwrap();
+                            // SAFETY: no key words.
+                            let ran =
+                                unsafe { cuda.matvec1_flat_q6ks(&mut seg, &act, n_in, None, 0) }
+                                    .unwrap();
                             if ran.is_some() {
                                 let (got, guards_ok) = read_guarded(stream, &yd, GUARD);
                                 let y = &got[..];
@@ -309,22 +314,47 @@ fn embed_parity(cuda: &Cuda) -> (usize, usize) {
             let (table, _) = weights(ty, n, n_rows, &mut rng);
             let rb = table.len() / n_rows;
             let td = stream.clone_htod(&table).unwrap();
-            for tok in [0usize, 17, n_rows - 1] {
+            // The token given, or (fed) decoded from a folded argmax key.
+            for (tok, fed) in [
+                (0usize, false),
+                (17, false),
+                (n_rows - 1, false),
+                (17, true),
+            ] {
                 let mut want = vec![0f32; n];
                 muser_quant::dequantize_row(ty, &table[tok * rb..(tok + 1) * rb], &mut want)
                     .unwrap();
-                let tokd = stream.clone_htod(&[tok as i32]).unwrap();
+                let tokd = stream
+                    .clone_htod(&[if fed { -1 } else { tok as i32 }])
+                    .unwrap();
+                // The key of value 1.5 at index `tok` (kernels/common.cuh's argmax_key).
+                let key = (u64::from(1.5f32.to_bits() | 0x8000_0000) << 32)
+                    | u64::from(u32::MAX - tok as u32);
+                let kd = stream.clone_htod(&[key]).unwrap();
+                let ka = if fed {
+                    cudarc::driver::DevicePtr::device_ptr(&kd, stream).0
+                } else {
+                    0
+                };
+                let kin = stream
+                    .clone_htod(&[ka as u32 as i32, (ka >> 32) as u32 as i32])
+                    .unwrap();
                 let mut xd = stream
                     .clone_htod(&vec![-12345.0f32; n + 2 * GUARD])
                     .unwrap();
-                cuda.embed_gather(
-                    ty,
-                    &td.as_view(),
-                    rb,
-                    &tokd.as_view(),
-                    &mut xd.slice_mut(GUARD..GUARD + n),
-                    n,
-                )
+                // SAFETY: the token is below the table's rows, or decoded from a live key of
+                // a row below them.
+                unsafe {
+                    cuda.embed_gather(
+                        ty,
+                        &td.as_view(),
+                        rb,
+                        &tokd.as_view(),
+                        &kin.as_view(),
+                        &mut xd.slice_mut(GUARD..GUARD + n),
+                        n,
+                    )
+                }
                 .unwrap();
                 let got = stream.clone_dtoh(&xd).unwrap();
                 let guards_ok = got[..GUARD]
@@ -340,7 +370,7 @@ fn embed_parity(cuda: &Cuda) -> (usize, usize) {
                     pass += 1;
                 } else {
                     fail += 1;
-                    println!("FAIL embed_gather {ty} n={n} row={tok} seed={seed:#x}: {diff} values differ, guards {guards_ok}");
+                    println!("FAIL embed_gather {ty} n={n} row={tok} fed {fed} seed={seed:#x}: {diff} values differ, guards {guards_ok}");
                 }
             }
         }
@@ -641,7 +671,14 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // step's token into its parameters, the host queues every step) against `step_argmax`
         // fed its own output: the same tokens, in two runs (the second continuing the first's
         // sequence, across the span graphs' captures), and the same next logits after them.
-        {
+        // With the argmax folded into the LM head (DecodeTuning::fold_argmax, where its flat
+        // kernel runs) and without.
+        let tuned = dev.decode_tuning();
+        for fold in [tuned.fold_argmax, !tuned.fold_argmax] {
+            dev.set_decode_tuning(DecodeTuning {
+                fold_argmax: fold,
+                ..tuned
+            });
             let mut a = CudaSession::new(&dev, &gpu, 64).unwrap();
             let mut b = CudaSession::new(&dev, &gpu, 64).unwrap();
             let mut t = tokens[0];
@@ -655,14 +692,25 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             got.extend(b.greedy_fed(got[24], 15).unwrap());
             let same = got.iter().zip(&want).filter(|(x, y)| x == y).count();
             let diff = bits_differ(&a.step(7).unwrap(), &b.step(7).unwrap());
-            let ok = got == want && diff == 0;
+            // The fold ran wherever the LM head takes the flat kernel (as the profile test
+            // below expects it).
+            let nb = gpu.cfg.n_embd / 256;
+            let flat = tuned.lm_flat
+                && int8_path(&gpu.cfg)
+                && gpu.weights.output.ty == GgmlType::Q6_K
+                && gpu.cfg.n_embd % 256 == 0
+                && nb % 2 == 0
+                && nb >= 4;
+            let folded = b.folds_argmax();
+            let ok = got == want && diff == 0 && folded == flat;
             println!(
-                "model {name:20} greedy fed on the device: {same} of {} tokens as step_argmax's, next logits {diff} differ {}",
+                "model {name:20} greedy fed on the device (fold_argmax {fold}; LM head folds the argmax: {folded}, expected {flat}): {same} of {} tokens as step_argmax's, next logits {diff} differ {}",
                 want.len(),
                 if ok { "ok" } else { "FAIL" }
             );
             tally(ok, &mut pass, &mut fail);
         }
+        dev.set_decode_tuning(tuned);
         // The grouped attention kernels against the per-head one: the same bits.
         let chosen = dev.attention();
         for other in [
@@ -1056,6 +1104,8 @@ fn main() {
     );
     let (p1, f1) = op_parity(&cuda);
     let (p3, f3) = embed_parity(&cuda);
+    let (p5, f5) = argmax::folded_argmax_parity(&cuda);
+    let (p3, f3) = (p3 + p5, f3 + f5);
     let (p2, f2) = model_parity(&opts);
     let (p4, f4) = attn_op_parity(&cuda);
     let (p2, f2) = (p2 + p4, f2 + f4);

@@ -17,13 +17,21 @@ impl Cuda {
 
     /// `x: [n] = dequantize(table[*tok])`, with `tok` a device value (so that a captured
     /// graph reads each step's token). `table`: rows of `row_bytes` bytes of type `ty`, `n`
-    /// elements each.
-    pub fn embed_gather(
+    /// elements each. Where `*tok` is negative the token is the argmax folded into the
+    /// 64-bit key whose address `kin`'s two words hold (`CudaSession::greedy_fed`; the key 0
+    /// or a null address: token 0); `kin` is read only then.
+    ///
+    /// # Safety
+    /// `*tok` must be below the table's rows, or negative with `kin`'s words a null address
+    /// or that of a live key written by the LM head of a table of as many rows.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn embed_gather(
         &self,
         ty: GgmlType,
         table: &CudaView<'_, u8>,
         row_bytes: usize,
         tok: &CudaView<'_, i32>,
+        kin: &CudaView<'_, i32>,
         x: &mut CudaViewMut<'_, f32>,
         n: usize,
     ) -> Result<()> {
@@ -32,6 +40,12 @@ impl Cuda {
             ty,
             supported: "F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K".into(),
         })?;
+        if kin.len() < 2 {
+            return Err(Error::Cuda(format!(
+                "embedding gather: the key address takes 2 words, not {}",
+                kin.len()
+            )));
+        }
         if x.len() < n || ty.bytes_for(n as u64) != Some(row_bytes as u64) {
             return Err(Error::Cuda(format!(
                 "embedding gather: {n} elements of {ty} in rows of {row_bytes} bytes into {}",
@@ -44,14 +58,20 @@ impl Cuda {
             .ok_or_else(|| Error::Cuda("kernel embed_gather not loaded".into()))?;
         let (rb, n_i) = (row_bytes as u64, n as i32);
         let mut b = self.stream.launch_builder(f);
-        b.arg(table).arg(&rb).arg(&code).arg(tok).arg(x).arg(&n_i);
+        b.arg(table)
+            .arg(&rb)
+            .arg(&code)
+            .arg(tok)
+            .arg(kin)
+            .arg(x)
+            .arg(&n_i);
         let cfg = LaunchConfig {
             grid_dim: (n.div_ceil(256).clamp(1, 1024) as u32, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: reads one row of `row_bytes` bytes at `*tok` (the caller keeps the token
-        // below the table's rows) and writes `n` ≤ x.len() values.
+        // SAFETY: reads one row of `row_bytes` bytes at the token (below the table's rows:
+        // the caller's contract) and writes `n` ≤ x.len() values.
         unsafe { b.launch(cfg) }.map_err(cuda_err("launching embed_gather"))?;
         Ok(())
     }
@@ -113,3 +133,59 @@ pub const ARGMAX_BLOCKS: usize = 256;
 /// Scratch words of `Cuda::argmax_into`: the result, the arrival counter, each block's value
 /// and index.
 pub const ARGMAX_WORDS: usize = 2 + 2 * ARGMAX_BLOCKS;
+
+/// The token of a greedy argmax key folded by the LM head (`Cuda::matvec1_flat_q6ks`'s `key`;
+/// kernels/common.cuh's `argmax_key`: the value's order-preserving bits over the complement of
+/// the index): the index in its low word, or 0 for the key 0 (no number seen), as
+/// `argmax_f32_grid` answers for logits that are all NaN.
+pub fn argmax_of_key(key: u64) -> u32 {
+    if key == 0 {
+        0
+    } else {
+        u32::MAX - key as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::argmax_of_key;
+
+    /// kernels/common.cuh's `argmax_key`, written again on the host to check its order.
+    fn key(v: f32, i: u32) -> u64 {
+        if v.is_nan() {
+            return 0;
+        }
+        let b = if v == 0.0 { 0 } else { v.to_bits() };
+        let b = if b & 0x8000_0000 != 0 {
+            !b
+        } else {
+            b | 0x8000_0000
+        };
+        (u64::from(b) << 32) | u64::from(u32::MAX - i)
+    }
+
+    /// The largest key of a row of values is the host's argmax (the larger value, the lower
+    /// index on ties, -0 equal to +0, NaN never over a number; all NaN: 0).
+    #[test]
+    fn key_order_is_the_argmax_order() {
+        let rows: [&[f32]; 7] = [
+            &[1.0, 3.0, 2.0],
+            &[-5.0, -1.0, -1.0, -7.0],
+            &[f32::NAN, -3.0, f32::NAN],
+            &[f32::NAN, f32::NAN],
+            &[-0.0, 0.0, -1.0],
+            &[0.0, -0.0],
+            &[f32::NEG_INFINITY, -1e30, f32::INFINITY, 30.0, f32::INFINITY],
+        ];
+        let want = [1, 1, 1, 0, 0, 0, 2];
+        for (r, w) in rows.iter().zip(want) {
+            let best = r
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| key(v, i as u32))
+                .max()
+                .unwrap_or(0);
+            assert_eq!(argmax_of_key(best), w, "{r:?}");
+        }
+    }
+}

@@ -164,6 +164,11 @@ pub struct DecodeTuning {
     /// 37.4-37.5 µs (tools/bench/mvbw/ilv.cu); interleaved A/B 207.1-207.7 → 209.3-209.5 tok/s
     /// at depth 0, 194.5-194.8 → 195.7-196.3 at 32,768.
     pub gate_up_streams: bool,
+    /// `CudaSession::greedy_fed`'s argmax folded into the LM head where it runs the flat
+    /// kernel (`lm_flat`): each warp merges its rows' best into a 64-bit key of the step with
+    /// one atomic max, and the next step's embedding gather decodes it, instead of
+    /// `argmax_f32_grid`'s launch between the steps. The same tokens.
+    pub fold_argmax: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -375,6 +380,7 @@ impl Default for DecodeTuning {
             tail_prefetch: Some(TailPrefetch::default()),
             lm_flat: true,
             gate_up_streams: true,
+            fold_argmax: true,
         }
     }
 }
@@ -402,6 +408,7 @@ impl DecodeTuning {
         tail_prefetch: None,
         lm_flat: false,
         gate_up_streams: false,
+        fold_argmax: false,
     };
 }
 

@@ -468,13 +468,22 @@ impl Cuda {
     /// One split-Q6_K matrix (in `FLAT_UNITS` units: `Cuda::device_q6k_split`) through
     /// `LM_FLAT_KERNEL`, its outputs through the logit scale and softcap when `post`; `None`
     /// (nothing launched) where that kernel does not apply (another type or layout, or rows
-    /// whose super-blocks `flat_applies` rejects).
-    pub fn matvec1_flat_q6ks(
+    /// whose super-blocks `flat_applies` rejects). `key`: the device address of two words
+    /// (read when the kernel runs) that hold the address of a 64-bit argmax key (0 in both:
+    /// none), into which the kernel folds the greedy argmax of its outputs (an atomic max of
+    /// their keys: larger values larger, on equal values the lower row; NaN never; decoded by
+    /// `argmax_of_key`). 0: no key words.
+    ///
+    /// # Safety
+    /// With `key` non-zero, its two words must be live device memory, holding 0 or the
+    /// address of a live, 8-byte aligned device word when the kernel runs.
+    pub unsafe fn matvec1_flat_q6ks(
         &self,
         seg: &mut Seg<'_>,
         act: &Q8Act,
         n_in: usize,
         post: Option<(f32, f32)>,
+        key: u64,
     ) -> Result<Option<()>> {
         if seg.ty != GgmlType::Q6_K
             || seg.split != Some(FLAT_UNITS)
@@ -488,9 +497,11 @@ impl Cuda {
             KArg::I(i32::from(post.is_some())),
             KArg::F(scale),
             KArg::F(cap),
+            KArg::P(key),
         ];
-        // SAFETY: the kernel's arguments after the rows' (post, scale, cap); each warp reads
-        // and writes its own 16 rows (FLAT_UNITS units of 4, clamped to n_out).
+        // SAFETY: the kernel's arguments after the rows' (post, scale, cap, the key words:
+        // the caller's contract); each warp reads and writes its own 16 rows (FLAT_UNITS
+        // units of 4, clamped to n_out).
         unsafe {
             self.rows_launch(
                 LM_FLAT_KERNEL,

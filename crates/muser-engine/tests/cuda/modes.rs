@@ -50,6 +50,8 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
         Some("span") => run(&|| span_ab(&opts, &path)),
         // Long prompts, tensor-core prefill attention on and off.
         Some("pflong") => run(&|| prefill::prefill_long(&opts, &path)),
+        // greedy_fed with the argmax folded into the LM head and without, at the depths.
+        Some("fedab") => run(&|| depths.iter().for_each(|&d| fed_ab(&opts, &path, d))),
         // In-graph cost of each kernel class at the depths.
         Some("omit") => run(&|| depths.iter().for_each(|&d| omit_costs(&opts, &path, d))),
         // The folded split-K merge against the separate one at the depths.

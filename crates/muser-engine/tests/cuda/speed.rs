@@ -593,3 +593,45 @@ pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
         }
     }
 }
+
+/// `greedy_fed` with the argmax folded into the LM head (`DecodeTuning::fold_argmax`) and
+/// with the argmax kernel between the steps, interleaved over four rounds of 128 tokens at
+/// `depth` on one session (the fold changes no graph): the rates, and whether both runs of a
+/// round gave the same tokens (`cuda_test fedab PATH D...`).
+pub(crate) fn fed_ab(opts: &CudaOptions, path: &str, depth: usize) {
+    let dev = Cuda::new(opts).unwrap();
+    let model = Glimmer::open(path, Box::new(CpuRef::default())).unwrap();
+    let tuned = dev.decode_tuning();
+    let n = 128;
+    let mut sess = CudaSession::new(&dev, &model, depth + n + 16).unwrap();
+    for round in 0..4 {
+        let mut runs = Vec::new();
+        for fold in [false, true] {
+            dev.set_decode_tuning(DecodeTuning {
+                fold_argmax: fold,
+                ..tuned
+            });
+            muser_engine::generate::Sequence::reset(&mut sess).unwrap();
+            if depth > 0 {
+                sess.fill_synthetic(depth, 7).unwrap();
+            }
+            for _ in 0..2 {
+                sess.step_argmax(11).unwrap();
+            }
+            let t = Instant::now();
+            let toks = sess.greedy_fed(5, n).unwrap();
+            let rate = n as f64 / t.elapsed().as_secs_f64();
+            println!(
+                "fedab depth {depth} round {round} fold_argmax {fold:5}: {rate:.2} tok/s ({:.4} ms/token; folds: {})",
+                1e3 / rate,
+                sess.folds_argmax()
+            );
+            runs.push(toks);
+        }
+        println!(
+            "fedab depth {depth} round {round}: the same {n} tokens {}",
+            if runs[0] == runs[1] { "ok" } else { "FAIL" }
+        );
+    }
+    dev.set_decode_tuning(tuned);
+}

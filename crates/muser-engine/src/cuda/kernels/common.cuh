@@ -21,6 +21,17 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+// The greedy argmax's 64-bit key of value v at index i (mvq1.cu's folded argmax, decoded by
+// gather.cu's fed_token and CudaSession::greedy_fed): a larger value gives a larger key, and
+// equal values (-0 as +0) the lower index the larger key, as argmax_f32_grid orders them; NaN
+// gives 0, which is never chosen over a number (all NaN, or no key: index 0).
+__device__ __forceinline__ unsigned long long argmax_key(float v, int i) {
+    if (v != v) return 0ull;
+    u32 b = __float_as_uint(v == 0.0f ? 0.0f : v);
+    b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+    return ((unsigned long long)b << 32) | (0xffffffffu - (u32)i);
+}
+
 // ggml's get_scale_min_k4: 6-bit scale and min of sub-block j (0..8) of a Q4_K/Q5_K block.
 __device__ __forceinline__ void scale_min_k4(int j, const u8 *q, int *sc, int *m) {
     if (j < 4) {

@@ -51,9 +51,24 @@ __device__ __forceinline__ float embed_elem(const u8 *row, int type, int i) {
     }
 }
 
+// The step's token: *tok, or where that is negative (CudaSession::greedy_fed) the argmax
+// that the previous step's LM head folded into the 64-bit key whose address kin holds (low
+// and high halves; argmax_key's encoding, 0: index 0).
+__device__ __forceinline__ int fed_token(const int *tok, const u32 *kin) {
+    int t = *tok;
+    if (t < 0) {
+        const unsigned long long *k =
+            (const unsigned long long *)((unsigned long long)kin[0] |
+                                         ((unsigned long long)kin[1] << 32));
+        const unsigned long long key = k ? __ldcg(k) : 0ull;
+        t = key ? (int)(0xffffffffu - (u32)key) : 0;
+    }
+    return t;
+}
+
 extern "C" __global__ void embed_gather(const u8 *table, unsigned long long row_bytes, int type,
-                                        const int *tok, float *x, int n) {
-    const u8 *row = table + (unsigned long long)(*tok) * row_bytes;
+                                        const int *tok, const u32 *kin, float *x, int n) {
+    const u8 *row = table + (unsigned long long)fed_token(tok, kin) * row_bytes;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         x[i] = embed_elem(row, type, i);
 }

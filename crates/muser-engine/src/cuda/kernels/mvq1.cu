@@ -404,13 +404,24 @@ __device__ __forceinline__ int flat_units_done(int done, int nb, int g0, float *
 // head 202,048 x 6,656 281-288 → 260-261 µs (a plain read of its bytes: 246); on the 1-unit
 // layout of round z (each row group's trip one tile, a flat trip across two) 278 µs
 // (bench/runs/2026-12-01-h200-z z2).
+//
+// With `kw` (device words: the low and high halves of a 64-bit key's address, 0: none; read
+// from the step's parameters, so that a captured graph replays with each step's key), the
+// greedy argmax is folded in: each warp's lane 0 keeps the largest argmax_key of its rows'
+// outputs and merges it into the key with one atomicMax (CudaSession::greedy_fed: the next
+// step's embedding gather decodes it), instead of argmax_f32_grid's launch over the logits.
 #define FLAT_UNITS 4
 extern "C" __global__ void __launch_bounds__(128, 4)
     mvq_flat_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
-                      const float *sa, int n_in, int post, float scale, float cap) {
+                      const float *sa, int n_in, int post, float scale, float cap,
+                      const u32 *kw) {
     constexpr int RR = 4;
     const int rowb = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * RR * FLAT_UNITS;
     if (rowb >= n_out) return;
+    unsigned long long *key = nullptr;
+    if (kw && (threadIdx.x & 31) == 0)
+        key = (unsigned long long *)((unsigned long long)kw[0] | ((unsigned long long)kw[1] << 32));
+    unsigned long long best = 0ull;
     Q6KS_LANE(RR);
     const int s = lane >> 2;
     float acc1[RR] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -434,9 +445,15 @@ extern "C" __global__ void __launch_bounds__(128, 4)
         }
         done = flat_units_done<RR, FLAT_UNITS>(done, nb, g0, acc, acc1, [&](int u, int r, float v) {
             const int row = rowb + RR * u + r;
-            if (lane == 0 && row < n_out) y[row] = post_op(v, post, scale, cap);
+            if (lane == 0 && row < n_out) {
+                const float o = post_op(v, post, scale, cap);
+                y[row] = o;
+                const unsigned long long k = argmax_key(o, row);
+                if (k > best) best = k;
+            }
         });
     }
+    if (key && best) atomicMax(key, best);
 }
 
 // Rewrites an n_out × (256 nb) Q6_K matrix (210-byte blocks, file layout) into the split

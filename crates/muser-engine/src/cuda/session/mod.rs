@@ -205,15 +205,29 @@ pub struct CudaSession<'m> {
     output_norm: CudaSlice<f32>,
     s: Scratch,
     /// Per-step values the kernels read from device memory:
-    /// `[pos, (slot, first, n) per layer, token, (cos, sin) per RoPE pair as f32 bits]`.
+    /// `[pos, (slot, first, n) per layer, token, (cos, sin) per RoPE pair as f32 bits, key in,
+    /// key out]`: the last two the addresses (low and high words) of `greedy_fed`'s argmax keys,
+    /// the previous step's (read by the embedding gather where the token is negative) and the
+    /// step's (folded into by the LM head), 0 outside it (`key_words`, `link`).
     params: CudaSlice<i32>,
+    /// The key addresses (in, out) the next `prepare` writes into the parameters (and then
+    /// clears): set by `greedy_fed` for each of its steps; with a key in, the token is the
+    /// previous step's argmax.
+    link: [u64; 2],
+    /// Whether the session's LM head runs the flat kernel, which folds the argmax into the
+    /// step's key out (set by every `enqueue`).
+    lm_argmax: bool,
     /// The embedding table on the device, when the gather kernel handles its type (else the
     /// row is dequantized on the host and uploaded each step).
     embed: Option<std::sync::Arc<CudaSlice<u8>>>,
     /// The greedy token of the last `step_argmax` (first word) and the argmax's scratch.
     argmax: CudaSlice<u32>,
-    /// `greedy_fed`'s tokens on the device (grown to the longest run).
+    /// `greedy_fed`'s tokens on the device (grown to the longest run), where the argmax
+    /// kernel writes them.
     fed: Option<CudaSlice<u32>>,
+    /// `greedy_fed`'s argmax keys on the device (grown to the longest run), where the LM head
+    /// folds them (`lm_argmax`).
+    fed_keys: Option<CudaSlice<u64>>,
     /// The step's kernels captured once (after a warm-up step) and replayed every token.
     /// Captured step graphs by span (`DecodeTuning::span_graphs`): the attention's split
     /// counts follow the rows in use, rounded up to a power of two, so a long cache holding few
@@ -274,6 +288,12 @@ impl Drop for CudaSession<'_> {
             let _ = self.cuda.stream().synchronize();
         }
     }
+}
+
+/// The first of the step's parameters' four key words (`CudaSession::params`), after the
+/// position, the layers' ring words, the token and the RoPE values.
+fn key_words(c: &crate::config::GlimmerConfig) -> usize {
+    2 + 3 * c.n_layer + c.head_dim
 }
 
 impl<'m> CudaSession<'m> {
@@ -352,7 +372,7 @@ impl<'m> CudaSession<'m> {
                 .map_err(cuda_err("allocating"))?,
         };
         let params = st
-            .alloc_zeros::<i32>(2 + 3 * c.n_layer + c.head_dim)
+            .alloc_zeros::<i32>(key_words(c) + 4)
             .map_err(cuda_err("allocating"))?;
         Ok(CudaSession {
             cuda,
@@ -361,11 +381,14 @@ impl<'m> CudaSession<'m> {
             output_norm: up(&model.weights.output_norm)?,
             s,
             params,
+            link: [0; 2],
+            lm_argmax: false,
             embed,
             argmax: st
                 .alloc_zeros::<u32>(crate::cuda::ARGMAX_WORDS)
                 .map_err(cuda_err("allocating"))?,
             fed: None,
+            fed_keys: None,
             graphs: Vec::new(),
             span: MIN_SPAN,
             steps: 0,
@@ -382,6 +405,11 @@ impl<'m> CudaSession<'m> {
             started: false,
             logits_ready: None,
         })
+    }
+
+    /// The first of the step's parameters' four key words (`params`).
+    fn key_words(&self) -> usize {
+        key_words(&self.model.cfg)
     }
 
     /// Leaves `omit`'s kernels out of every later step (the graph is captured again). For

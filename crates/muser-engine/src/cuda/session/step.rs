@@ -56,11 +56,22 @@ pub const TAIL_PREFETCH_LABEL: &str = " + tail prefetch";
 /// A segment-kernel product: the weights on the device, the matrix, the output.
 type SegJob<'a> = (Arc<CudaSlice<u8>>, &'a Matrix, &'a mut CudaSlice<f32>);
 
+/// The LM head's epilogue in `project`: the logit scale and softcap, and the device address
+/// of the step's argmax key words (`Cuda::matvec1_flat_q6ks`'s `key`; 0: none).
+#[derive(Clone, Copy)]
+struct Post {
+    scale: f32,
+    cap: f32,
+    key: u64,
+}
+
 /// Products of one activation row: Q4_K/Q6_K matrices as one segment launch over the int8
 /// row `act` (when given), the others through the f32-activation kernels. With `fold` (the
 /// Q, K, V and gate projections), through `Cuda::matvec1_q8_qkv` where it applies; returns
 /// whether it did (then QK-norm, RoPE and the KV store are done). `fold`'s addresses must be
-/// live buffers as `QkvFold` describes. `pf`: L2 prefetch ranges (`prefetch_span`'s) for the
+/// live buffers as `QkvFold` describes. With `post` (the LM head), returns whether the flat
+/// kernel ran, which also folds the greedy argmax into `post.key`'s key; its words must be
+/// live (the step's parameters). `pf`: L2 prefetch ranges (`prefetch_span`'s) for the
 /// launch's blocks to issue once done, where its kernel has a tail-prefetch entry.
 #[allow(clippy::too_many_arguments)]
 fn project(
@@ -70,7 +81,7 @@ fn project(
     mats: Vec<(&Matrix, &mut CudaSlice<f32>)>,
     x: &CudaSlice<f32>,
     act: Option<(&Q8Act, SegKernel)>,
-    post: Option<(f32, f32)>,
+    post: Option<Post>,
     fold: Option<&QkvFold>,
     pf: Option<&[Arg]>,
 ) -> Result<bool> {
@@ -113,13 +124,14 @@ fn project(
             None => false,
         };
         // The LM head as flat warps (DecodeTuning::lm_flat), where it applies.
-        let flat = !folded
-            && post.is_some()
-            && cuda.decode_tuning().lm_flat
-            && segs.len() == 1
-            && cuda
-                .matvec1_flat_q6ks(&mut segs[0], act, n_in, post)?
-                .is_some();
+        let flat = match post {
+            // SAFETY: the key words are live (the caller's contract).
+            Some(p) if !folded && cuda.decode_tuning().lm_flat && segs.len() == 1 => unsafe {
+                cuda.matvec1_flat_q6ks(&mut segs[0], act, n_in, Some((p.scale, p.cap)), p.key)?
+                    .is_some()
+            },
+            _ => false,
+        };
         // One matrix without the segment dispatch (DecodeTuning::one_matrix), where it applies.
         let one = !folded
             && !flat
@@ -130,7 +142,7 @@ fn project(
                 .matvec1_one(kern, &mut segs[0], act, n_in, pf)?
                 .is_some();
         if !folded && !one && !flat {
-            cuda.matvec1_q8(kern, &mut segs, act, n_in, post)?;
+            cuda.matvec1_q8(kern, &mut segs, act, n_in, post.map(|p| (p.scale, p.cap)))?;
         }
         let bytes = seg_w.iter().map(|(_, m, _)| m.row_bytes() * m.n_out).sum();
         super::mark(cuda, prof, bytes, || {
@@ -144,14 +156,14 @@ fn project(
             let flat = if flat { " (flat)" } else { "" };
             format!("mv {}{fold}{one}{flat}{tp}", label.join(" + "))
         })?;
-        return Ok(folded);
+        return Ok(folded || flat);
     }
     Ok(false)
 }
 
 /// Units of the split layout `project` reads Q6_K matrix `m` in: the LM head's (`post` set)
 /// per `Cuda::lm_units`, else 1.
-fn q6_units(cuda: &Cuda, m: &Matrix, post: Option<(f32, f32)>) -> usize {
+fn q6_units(cuda: &Cuda, m: &Matrix, post: Option<Post>) -> usize {
     match post {
         Some(_) => cuda.lm_units(m.n_in),
         None => 1,
@@ -324,17 +336,24 @@ impl CudaSession<'_> {
         let attn = cuda.attention();
         let tune = cuda.decode_tuning();
         if let Some(table) = &self.embed {
-            // The token id is the last of the step's parameters.
+            // The token id and the fed step's key words are in the step's parameters.
             let tok = self.params.slice(1 + 3 * n_layer..);
+            let kin = self.params.slice(self.key_words()..self.key_words() + 2);
             let te = &model.weights.token_embd;
-            cuda.embed_gather(
-                te.ty,
-                &table.as_view(),
-                te.row_bytes(),
-                &tok,
-                &mut self.s.x.as_view_mut(),
-                c.n_embd,
-            )?;
+            // SAFETY: `prepare` keeps the token below the table's rows, or makes it negative
+            // with the key words null or a key of `greedy_fed`'s live buffer that the LM head
+            // (of n_vocab rows, the table's) wrote.
+            unsafe {
+                cuda.embed_gather(
+                    te.ty,
+                    &table.as_view(),
+                    te.row_bytes(),
+                    &tok,
+                    &kin,
+                    &mut self.s.x.as_view_mut(),
+                    c.n_embd,
+                )?
+            };
             self.mark(|| "embed_gather".into())?;
         }
         // L2 prefetches (DecodeTuning::l2_prefetch) beside the latency-bound launches: the
@@ -672,9 +691,11 @@ impl CudaSession<'_> {
                 self.norm_tail(2, Some(&self.layers[l].norms[5]), next_norm, q8, pf)?;
             }
         }
-        // The LM head, with the logit scale and softcap folded into the segment kernel.
+        // The LM head, with the logit scale and softcap folded into the segment kernel (and,
+        // through the flat kernel, the fed steps' argmax: the key words of the parameters).
         let out = &model.weights.output;
-        {
+        let key = ptr(&self.params, &st) + 4 * (self.key_words() as u64 + 2);
+        self.lm_argmax = {
             let s = &mut self.s;
             project(
                 cuda,
@@ -686,11 +707,15 @@ impl CudaSession<'_> {
                     let k6 = tune.q6k_kernel.filter(|_| out.ty == GgmlType::Q6_K);
                     (&self.act, k6.unwrap_or(k))
                 }),
-                Some((c.logit_scale, c.softcap)),
+                Some(Post {
+                    scale: c.logit_scale,
+                    cap: c.softcap,
+                    key,
+                }),
                 None,
                 None,
-            )?;
-        }
+            )?
+        };
         if !(q8 && SEG_TYPES.contains(&out.ty)) {
             let args = [
                 Arg::P(ptr(&self.s.logits, &st)),

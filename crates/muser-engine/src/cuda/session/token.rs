@@ -94,11 +94,15 @@ impl CudaSession<'_> {
     }
 
     /// Greedy decode of `n` tokens after `first`, fed on the device: step i's embedding reads
-    /// the argmax of step i - 1, which the argmax kernel writes into step i's parameters
-    /// (uploaded before it, behind step i - 1), so the host queues every step without waiting
-    /// for one and the GPU runs them back to back. Returns the n greedy tokens (token i: the
-    /// argmax of step i's logits), the tokens of `step_argmax` fed its own output n times.
-    /// Without the device's embedding gather (the host uploads each row): that loop.
+    /// the argmax of step i - 1, so the host queues every step without waiting for one and the
+    /// GPU runs them back to back. Returns the n greedy tokens (token i: the argmax of step i's
+    /// logits), the tokens of `step_argmax` fed its own output n times. Where the LM head runs
+    /// the flat kernel (`lm_argmax`, known after the session's first step) and
+    /// `DecodeTuning::fold_argmax` is on, it folds each
+    /// step's argmax into a 64-bit key of the run (`fed_keys`) that the next step's gather
+    /// decodes; otherwise the argmax kernel writes it into step i's parameters (uploaded
+    /// before it, behind step i - 1). Without the device's embedding gather (the host uploads
+    /// each row): `step_argmax`'s loop.
     pub fn greedy_fed(&mut self, first: u32, n: usize) -> Result<Vec<u32>> {
         if self.embed.is_none() {
             let mut t = first;
@@ -118,6 +122,41 @@ impl CudaSession<'_> {
                 capacity: self.max_positions,
             });
         }
+        let st = self.cuda.stream().clone();
+        // The run's keys on the device, zeroed (kept for the next run; dropped on an error,
+        // which frees it in stream order, after every step queued that writes it).
+        let mut keys = match self.fed_keys.take() {
+            Some(b) if b.len() >= n => b,
+            _ => st
+                .alloc_zeros::<u64>(n)
+                .map_err(cuda_err("allocating the greedy keys"))?,
+        };
+        st.memset_zeros(&mut keys.slice_mut(0..n))
+            .map_err(cuda_err("clearing the greedy keys"))?;
+        let kp = super::step::ptr(&keys, &st);
+        let fold = self.cuda.decode_tuning().fold_argmax;
+        self.link = [0, if fold { kp } else { 0 }];
+        self.run(first)?;
+        let tokens = if fold && self.lm_argmax {
+            for i in 1..n as u64 {
+                self.link = [kp + 8 * (i - 1), kp + 8 * i];
+                // The token argument is only checked: the step reads its key in.
+                self.run(0)?;
+            }
+            let k = st
+                .clone_dtoh(&keys.slice(0..n))
+                .map_err(cuda_err("copying the greedy keys back"))?;
+            k.into_iter().map(crate::cuda::argmax_of_key).collect()
+        } else {
+            self.fed_by_kernel(n)?
+        };
+        self.fed_keys = Some(keys);
+        Ok(tokens)
+    }
+
+    /// The rest of `greedy_fed` (its first step queued) without the folded argmax: step
+    /// i - 1's argmax kernel writes word i - 1 of the run's tokens and step i's token.
+    fn fed_by_kernel(&mut self, n: usize) -> Result<Vec<u32>> {
         let cuda = self.cuda;
         let st = cuda.stream().clone();
         // The run's tokens on the device (kept for the next run; dropped on an error, which
@@ -141,7 +180,6 @@ impl CudaSession<'_> {
             // (the stream orders them).
             unsafe { cuda.argmax_also(&s.s.logits.as_view(), n_vocab, &mut s.argmax, also) }
         };
-        self.run(first)?;
         for i in 1..n {
             self.run_after(0, |s| argmax(s, i, true))?;
         }
@@ -151,6 +189,13 @@ impl CudaSession<'_> {
             .map_err(cuda_err("copying the greedy tokens back"))?;
         self.fed = Some(fed);
         Ok(tokens)
+    }
+
+    /// Whether the session's LM head folds the greedy argmax (its flat kernel runs; known
+    /// after the first step): `greedy_fed` then launches no argmax kernel where
+    /// `DecodeTuning::fold_argmax` is on.
+    pub fn folds_argmax(&self) -> bool {
+        self.lm_argmax
     }
 
     /// Queues one step like `step_argmax` (with `argmax`) or `step` without waiting for it
@@ -264,6 +309,7 @@ impl CudaSession<'_> {
     /// Uploads the step's parameters (position, ring placement, token) and, when the gather
     /// kernel cannot read the table, the token's embedding row; returns the position.
     pub(super) fn prepare(&mut self, token: u32) -> Result<usize> {
+        let link = std::mem::take(&mut self.link);
         let (cuda, model) = (self.cuda, self.model);
         let c = &model.cfg;
         let pos = self.next;
@@ -293,7 +339,7 @@ impl CudaSession<'_> {
                 .map_err(cuda_err("uploading the embedding"))?;
         }
         // Ring placement by explicit origins, then the step's parameters to the device.
-        let mut params = Vec::with_capacity(2 + 3 * c.n_layer + c.head_dim);
+        let mut params = Vec::with_capacity(self.key_words() + 4);
         params.push(pos as i32);
         for lay in &mut self.layers {
             let slot = lay.place.append(pos);
@@ -303,7 +349,8 @@ impl CudaSession<'_> {
                 lay.place.len as i32,
             ]);
         }
-        params.push(token as i32);
+        // A fed step's token is the previous step's argmax, read from its key.
+        params.push(if link[0] != 0 { -1 } else { token as i32 });
         let used = self.layers.iter().map(|l| l.place.len).max().unwrap_or(0);
         self.span = span_of(used, cuda.decode_tuning().span_graphs, self.max_positions);
         // RoPE (sliding layers) of this position: θ_i = pos · base^(-2i/hd) in f64 as the
@@ -314,6 +361,10 @@ impl CudaSession<'_> {
                 pos as f64 * f64::from(c.rope_freq_base_swa).powf(-2.0 * i as f64 / hd as f64);
             let (s, co) = theta.sin_cos();
             params.extend([(co as f32).to_bits() as i32, (s as f32).to_bits() as i32]);
+        }
+        debug_assert_eq!(params.len(), self.key_words());
+        for a in link {
+            params.extend([a as u32 as i32, (a >> 32) as u32 as i32]);
         }
         st.memcpy_htod(&params, &mut self.params)
             .map_err(cuda_err("uploading step parameters"))?;
