@@ -786,6 +786,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             lm_flat: !tuned.lm_flat,
             ..tuned
         };
+        // (round j) The flat LM head at 5 blocks a SM: the same bits.
+        let flip_lm5 = DecodeTuning {
+            lm_blocks5: !tuned.lm_blocks5,
+            ..tuned
+        };
         // (round z) The FFN gate/up launch over the gate/up streams: the same bits.
         let flip_streams = DecodeTuning {
             gate_up_streams: !tuned.gate_up_streams,
@@ -811,6 +816,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             four_warps,
             flip_tail,
             flip_lm_flat,
+            flip_lm5,
             flip_streams,
         ] {
             dev.set_decode_tuning(other);

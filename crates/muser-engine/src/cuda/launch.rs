@@ -174,6 +174,9 @@ pub struct DecodeTuning {
     /// tokens): 211.56-211.92 → 211.75-212.05 tok/s at depth 0, 198.79-199.07 → 199.01-199.04
     /// at 32,768 (+0.06-0.08 %: the argmax launch was ~3 µs of a 4.72 ms token).
     pub fold_argmax: bool,
+    /// The flat LM head (`lm_flat`) compiled for 5 blocks a SM (`mvq_flat_q6ks_lb5`, at most
+    /// 102 registers) instead of 4. Same bits.
+    pub lm_blocks5: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -386,6 +389,7 @@ impl Default for DecodeTuning {
             lm_flat: true,
             gate_up_streams: true,
             fold_argmax: true,
+            lm_blocks5: false,
         }
     }
 }
@@ -414,6 +418,7 @@ impl DecodeTuning {
         lm_flat: false,
         gate_up_streams: false,
         fold_argmax: false,
+        lm_blocks5: false,
     };
 }
 

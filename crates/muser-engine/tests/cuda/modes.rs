@@ -446,6 +446,14 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
+        // (round j) The flat LM head at 5 blocks a SM against the default.
+        Some("lm5") => ab(&|t| {
+            let on = DecodeTuning {
+                lm_blocks5: !t.lm_blocks5,
+                ..t
+            };
+            vec![("default", t, false), ("lm_blocks5 flipped", on, true)]
+        }),
         // (round i) Each on/off default flipped alone against the default, to see whether a
         // choice measured in an earlier round still holds beside the later ones.
         Some("recheck") => ab(&|t| {
