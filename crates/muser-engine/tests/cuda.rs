@@ -769,6 +769,13 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             attn_l1_prefetch: !tuned.attn_l1_prefetch,
             ..tuned
         };
+        // (round j) The pages of each next matrix touched beside the prefetches: the same bits.
+        let flip_touch = DecodeTuning {
+            l2_prefetch: Some(tuned.l2_prefetch.unwrap_or_default()),
+            tail_prefetch: Some(TAIL_ALL),
+            tlb_touch: !tuned.tlb_touch,
+            ..tuned
+        };
         // One-matrix launches without the segment dispatch: the same bits.
         let flip_one = DecodeTuning {
             one_matrix: !tuned.one_matrix,
@@ -784,11 +791,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // the same bits.
         let flip_lm_flat = DecodeTuning {
             lm_flat: !tuned.lm_flat,
-            ..tuned
-        };
-        // (round j) The flat LM head at 5 blocks a SM: the same bits.
-        let flip_lm5 = DecodeTuning {
-            lm_blocks5: !tuned.lm_blocks5,
             ..tuned
         };
         // (round z) The FFN gate/up launch over the gate/up streams: the same bits.
@@ -812,11 +814,11 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_flat,
             flip_prefetch,
             flip_l1,
+            flip_touch,
             flip_one,
             four_warps,
             flip_tail,
             flip_lm_flat,
-            flip_lm5,
             flip_streams,
         ] {
             dev.set_decode_tuning(other);

@@ -174,9 +174,11 @@ pub struct DecodeTuning {
     /// tokens): 211.56-211.92 → 211.75-212.05 tok/s at depth 0, 198.79-199.07 → 199.01-199.04
     /// at 32,768 (+0.06-0.08 %: the argmax launch was ~3 µs of a 4.72 ms token).
     pub fold_argmax: bool,
-    /// The flat LM head (`lm_flat`) compiled for 5 blocks a SM (`mvq_flat_q6ks_lb5`, at most
-    /// 102 registers) instead of 4. Same bits.
-    pub lm_blocks5: bool,
+    /// With the L2 prefetches (`l2_prefetch`, `tail_prefetch`), their blocks also prefetch
+    /// one line of every 64 KB of each next matrix, from the range's start to its end, so
+    /// that the address translations of its pages are warm when the matvec streams them. No
+    /// value changes.
+    pub tlb_touch: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -389,7 +391,7 @@ impl Default for DecodeTuning {
             lm_flat: true,
             gate_up_streams: true,
             fold_argmax: true,
-            lm_blocks5: false,
+            tlb_touch: false,
         }
     }
 }
@@ -418,7 +420,7 @@ impl DecodeTuning {
         lm_flat: false,
         gate_up_streams: false,
         fold_argmax: false,
-        lm_blocks5: false,
+        tlb_touch: false,
     };
 }
 

@@ -66,7 +66,7 @@ pub use launch::{
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{
-    LM_FLAT_KERNEL, LM_FLAT_KERNEL_5, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
+    LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
     SWIGLU_STREAMS_KERNEL, TP_KERNELS,
 };
 pub use session::{
@@ -257,7 +257,6 @@ impl Cuda {
                 SWIGLU_FLAT_KERNEL,
                 SWIGLU_STREAMS_KERNEL,
                 LM_FLAT_KERNEL,
-                LM_FLAT_KERNEL_5,
             ])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
             .chain(TP_KERNELS.iter().map(|k| k.1))

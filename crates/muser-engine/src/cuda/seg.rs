@@ -81,8 +81,6 @@ fn with_tail_prefetch<'a>(name: &'a str, pf: Option<&'a [KArg]>) -> (&'a str, &'
 /// (`DecodeTuning::lm_flat`: the LM head); the same bits as the segment kernels where
 /// `flat_applies`.
 pub(crate) const LM_FLAT_KERNEL: &str = "mvq_flat_q6ks_lb4";
-/// `LM_FLAT_KERNEL` at 5 blocks a SM (`DecodeTuning::lm_blocks5`).
-pub(crate) const LM_FLAT_KERNEL_5: &str = "mvq_flat_q6ks_lb5";
 
 /// Whether `SWIGLU_FLAT_KERNEL` gives `SWIGLU_KERNEL`'s bits (and `LM_FLAT_KERNEL` the
 /// segment kernels') for rows of `n_in` values (a multiple of 256): an even number of
@@ -506,11 +504,7 @@ impl Cuda {
         // units of 4, clamped to n_out).
         unsafe {
             self.rows_launch(
-                if self.decode_tuning().lm_blocks5 {
-                    LM_FLAT_KERNEL_5
-                } else {
-                    LM_FLAT_KERNEL
-                },
+                LM_FLAT_KERNEL,
                 seg,
                 act,
                 n_in,

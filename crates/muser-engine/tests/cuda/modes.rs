@@ -446,13 +446,14 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
-        // (round j) The flat LM head at 5 blocks a SM against the default.
-        Some("lm5") => ab(&|t| {
+        // (round j) One line of every 64 KB of each next matrix prefetched beside the L2
+        // prefetches (address translations warmed), against the default.
+        Some("tlbab") => ab(&|t| {
             let on = DecodeTuning {
-                lm_blocks5: !t.lm_blocks5,
+                tlb_touch: !t.tlb_touch,
                 ..t
             };
-            vec![("default", t, false), ("lm_blocks5 flipped", on, true)]
+            vec![("default", t, false), ("tlb_touch flipped", on, true)]
         }),
         // (round i) Each on/off default flipped alone against the default, to see whether a
         // choice measured in an earlier round still holds beside the later ones.

@@ -410,12 +410,11 @@ __device__ __forceinline__ int flat_units_done(int done, int nb, int g0, float *
 // greedy argmax is folded in: each warp's lane 0 keeps the largest argmax_key of its rows'
 // outputs and merges it into the key with one atomicMax (CudaSession::greedy_fed: the next
 // step's embedding gather decodes it), instead of argmax_f32_grid's launch over the logits.
-// mvq_flat_q6ks_lb5: the same at 5 blocks a SM (DecodeTuning::lm_blocks5).
 #define FLAT_UNITS 4
-__device__ __forceinline__ void flat_q6ks(const u8 *w, int n_out, float *y,
-                                          const signed char *qa, const float *da,
-                                          const float *sa, int n_in, int post, float scale,
-                                          float cap, const u32 *kw) {
+extern "C" __global__ void __launch_bounds__(128, 4)
+    mvq_flat_q6ks_lb4(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,
+                      const float *sa, int n_in, int post, float scale, float cap,
+                      const u32 *kw) {
     constexpr int RR = 4;
     const int rowb = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * RR * FLAT_UNITS;
     if (rowb >= n_out) return;
@@ -456,14 +455,6 @@ __device__ __forceinline__ void flat_q6ks(const u8 *w, int n_out, float *y,
     }
     if (key && best) atomicMax(key, best);
 }
-#define FLAT_Q6KS_ENTRY(NAME, MINB)                                                            \
-    extern "C" __global__ void __launch_bounds__(128, MINB)                                    \
-        NAME(const u8 *w, int n_out, float *y, const signed char *qa, const float *da,         \
-             const float *sa, int n_in, int post, float scale, float cap, const u32 *kw) {     \
-        flat_q6ks(w, n_out, y, qa, da, sa, n_in, post, scale, cap, kw);                        \
-    }
-FLAT_Q6KS_ENTRY(mvq_flat_q6ks_lb4, 4)
-FLAT_Q6KS_ENTRY(mvq_flat_q6ks_lb5, 5)
 
 // Rewrites an n_out × (256 nb) Q6_K matrix (210-byte blocks, file layout) into the split
 // layout in u units (common.cuh; u = 1: the plain split layout), one thread per block; `dst`

@@ -96,13 +96,13 @@ impl CudaSession<'_> {
     /// Greedy decode of `n` tokens after `first`, fed on the device: step i's embedding reads
     /// the argmax of step i - 1, so the host queues every step without waiting for one and the
     /// GPU runs them back to back. Returns the n greedy tokens (token i: the argmax of step i's
-    /// logits), the tokens of `step_argmax` fed its own output n times. Where the LM head runs
-    /// the flat kernel (`lm_argmax`, known after the session's first step) and
-    /// `DecodeTuning::fold_argmax` is on, it folds each
-    /// step's argmax into a 64-bit key of the run (`fed_keys`) that the next step's gather
-    /// decodes; otherwise the argmax kernel writes it into step i's parameters (uploaded
-    /// before it, behind step i - 1). Without the device's embedding gather (the host uploads
-    /// each row): `step_argmax`'s loop.
+    /// logits), the tokens of `step_argmax` fed its own output n times. With
+    /// `DecodeTuning::fold_argmax`, where the LM head runs the flat kernel (`lm_argmax`, known
+    /// after the session's first step), the LM head folds each step's argmax into a 64-bit
+    /// key of the run (`fed_keys`) that the next step's gather decodes; otherwise the argmax
+    /// kernel writes it into step i's parameters (uploaded before it, behind step i - 1).
+    /// Without the device's embedding gather (the host uploads each row): `step_argmax`'s
+    /// loop.
     pub fn greedy_fed(&mut self, first: u32, n: usize) -> Result<Vec<u32>> {
         if self.embed.is_none() {
             let mut t = first;
