@@ -549,6 +549,17 @@ pub(crate) fn digest(opts: &CudaOptions, path: &str, depth: usize) {
     println!("digest depth {depth}: {h:016x}");
 }
 
+/// `sess` emptied, its cache filled to `depth` with synthetic rows, then two warm-up steps.
+fn restart(sess: &mut CudaSession, depth: usize) {
+    muser_engine::generate::Sequence::reset(sess).unwrap();
+    if depth > 0 {
+        sess.fill_synthetic(depth, 7).unwrap();
+    }
+    for _ in 0..2 {
+        sess.step_argmax(11).unwrap();
+    }
+}
+
 /// The host's share of a decode step at `depth`: 100 steps of `step_argmax` waited for one by
 /// one (the argmax back, the next step's parameters up, the graph launched), against 100
 /// greedy steps fed on the device (`greedy_fed`, the bench's loop since round b) and 100 steps
@@ -566,13 +577,7 @@ pub(crate) fn host_gap(opts: &CudaOptions, path: &str, depth: usize) {
             "queued with argmax",
             "queued, no argmax",
         ] {
-            muser_engine::generate::Sequence::reset(&mut sess).unwrap();
-            if depth > 0 {
-                sess.fill_synthetic(depth, 7).unwrap();
-            }
-            for _ in 0..2 {
-                sess.step_argmax(11).unwrap();
-            }
+            restart(&mut sess, depth);
             let t = Instant::now();
             let toks = (0..n).map(|i| (i * 13 + 5) as u32);
             match what {
@@ -611,13 +616,7 @@ pub(crate) fn fed_ab(opts: &CudaOptions, path: &str, depth: usize) {
                 fold_argmax: fold,
                 ..tuned
             });
-            muser_engine::generate::Sequence::reset(&mut sess).unwrap();
-            if depth > 0 {
-                sess.fill_synthetic(depth, 7).unwrap();
-            }
-            for _ in 0..2 {
-                sess.step_argmax(11).unwrap();
-            }
+            restart(&mut sess, depth);
             let t = Instant::now();
             let toks = sess.greedy_fed(5, n).unwrap();
             let rate = n as f64 / t.elapsed().as_secs_f64();
