@@ -769,13 +769,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             attn_l1_prefetch: !tuned.attn_l1_prefetch,
             ..tuned
         };
-        // (round j) The pages of each next matrix touched beside the prefetches: the same bits.
-        let flip_touch = DecodeTuning {
-            l2_prefetch: Some(tuned.l2_prefetch.unwrap_or_default()),
-            tail_prefetch: Some(TAIL_ALL),
-            tlb_touch: !tuned.tlb_touch,
-            ..tuned
-        };
         // One-matrix launches without the segment dispatch: the same bits.
         let flip_one = DecodeTuning {
             one_matrix: !tuned.one_matrix,
@@ -814,7 +807,6 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             flip_flat,
             flip_prefetch,
             flip_l1,
-            flip_touch,
             flip_one,
             four_warps,
             flip_tail,

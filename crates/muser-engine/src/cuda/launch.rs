@@ -52,10 +52,10 @@ pub(crate) enum KArg {
 /// each replay, with one or two instantiations, and its rows prefetched into L1 before the
 /// window is read: round h's; the Q/K/V/gate launch's partial last loop trip prefetched into
 /// L2 by the norm tail before it: round i's; the per-head attention's q loaded before its
-/// window, one line of every 2 MB page of each next matrix prefetched beside the L2
-/// prefetches (address translations warmed): round j's) is recorded in
-/// bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r, -s, -t, -u,
-/// -v, 2026-12-02-h200-c, -d, -e, -f, -g, -h and 2026-12-03-h200-i, -j and removed.
+/// window, one line of every 2 MB page or 64 KB of each next matrix prefetched beside the L2
+/// prefetches (address translations warmed), the flat LM head at 5 blocks a SM: round j's) is
+/// recorded in bench/runs/2026-11-30-h200-e, -g, -h, -j, -m, -n, -o, -p, 2026-12-01-h200-r,
+/// -s, -t, -u, -v, 2026-12-02-h200-c, -d, -e, -f, -g, -h and 2026-12-03-h200-i, -j and removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeTuning {
     /// The segment kernel of launches whose matrices are all Q6_K (the FFN down projection of
@@ -174,11 +174,6 @@ pub struct DecodeTuning {
     /// tokens): 211.56-211.92 → 211.75-212.05 tok/s at depth 0, 198.79-199.07 → 199.01-199.04
     /// at 32,768 (+0.06-0.08 %: the argmax launch was ~3 µs of a 4.72 ms token).
     pub fold_argmax: bool,
-    /// With the L2 prefetches (`l2_prefetch`, `tail_prefetch`), their blocks also prefetch
-    /// one line of every 64 KB of each next matrix, from the range's start to its end, so
-    /// that the address translations of its pages are warm when the matvec streams them. No
-    /// value changes.
-    pub tlb_touch: bool,
 }
 
 /// What `DecodeTuning::tail_prefetch` fetches: per matvec launch, a span `(from, to)` in
@@ -391,7 +386,6 @@ impl Default for DecodeTuning {
             lm_flat: true,
             gate_up_streams: true,
             fold_argmax: true,
-            tlb_touch: false,
         }
     }
 }
@@ -420,7 +414,6 @@ impl DecodeTuning {
         lm_flat: false,
         gate_up_streams: false,
         fold_argmax: false,
-        tlb_touch: false,
     };
 }
 

@@ -446,15 +446,6 @@ pub(crate) fn measure(arg: Option<&str>) -> bool {
                 ("512, no cap", with(512), false),
             ]
         }),
-        // (round j) One line of every 64 KB of each next matrix prefetched beside the L2
-        // prefetches (address translations warmed), against the default.
-        Some("tlbab") => ab(&|t| {
-            let on = DecodeTuning {
-                tlb_touch: !t.tlb_touch,
-                ..t
-            };
-            vec![("default", t, false), ("tlb_touch flipped", on, true)]
-        }),
         // (round i) Each on/off default flipped alone against the default, to see whether a
         // choice measured in an earlier round still holds beside the later ones.
         Some("recheck") => ab(&|t| {

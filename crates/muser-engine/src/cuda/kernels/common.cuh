@@ -331,28 +331,15 @@ __device__ __forceinline__ unsigned long long l2_evict_first() {
 // the latency-bound launches' extra blocks (prefetch.cu) and by the matvecs' tail prefetch
 // (mvq1.cu, DecodeTuning::tail_prefetch).
 #define PF_ARGS                                                                                \
-    const u8 *pp0, int pn0, const u8 *pp1, int pn1, const u8 *pp2, int pn2, const u8 *pp3,      \
-        int pn3, int pt0, int pt1, int pt2, int pt3
+    const u8 *pp0, int pn0, const u8 *pp1, int pn1, const u8 *pp2, int pn2, const u8 *pp3, int pn3
 // The arguments PF_ARGS names, passed on.
-#define PF_PASS pp0, pn0, pp1, pn1, pp2, pn2, pp3, pn3, pt0, pt1, pt2, pt3
+#define PF_PASS pp0, pn0, pp1, pn1, pp2, pn2, pp3, pn3
 
 // Block `part` of `parts` issues `prefetch.global.L2` for its share of the 128-byte lines of
-// the four ranges (pp_i, pn_i bytes; pn_i = 0: none). First, for pt_i > 0, one line of every
-// 64 KB of [pp_i, pp_i + pt_i) and its last line (DecodeTuning::tlb_touch: the address
-// translations warmed before the matvec that reads them; one line per 2 MB page warmed none
-// in tools/bench/mvbw/tlb.cu).
+// the four ranges (pp_i, pn_i bytes; pn_i = 0: none).
 __device__ __forceinline__ void prefetch_ranges(PF_ARGS, int part, int parts) {
     const u8 *p[4] = {pp0, pp1, pp2, pp3};
     const int n[4] = {pn0, pn1, pn2, pn3};
-    const int t[4] = {pt0, pt1, pt2, pt3};
-#pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const int pages = t[r] > 0 ? (t[r] >> 16) + 2 : 0;
-        for (int i = part * blockDim.x + threadIdx.x; i < pages; i += parts * blockDim.x) {
-            const size_t off = min((size_t)i << 16, (size_t)(t[r] - 1)) & ~(size_t)127;
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(p[r] + off));
-        }
-    }
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const int lines = (n[r] + 127) >> 7;

@@ -54,9 +54,7 @@ impl CudaSession<'_> {
         }
         let (cuda, model) = (self.cuda, self.model);
         let st = cuda.stream();
-        let touch = cuda.decode_tuning().tlb_touch;
-        let mut args = Vec::with_capacity(3 * RANGES);
-        let mut touches = Vec::with_capacity(RANGES);
+        let mut args = Vec::with_capacity(2 * RANGES);
         // A layer's FFN gate and up matrices as the gate/up launch reads them.
         let gate_up = |m: &Matrix| {
             model.weights.layers.iter().find_map(|l| {
@@ -89,46 +87,38 @@ impl CudaSession<'_> {
             let (start, end) = span(w.len(), pct);
             let bytes = (end - start).min(i32::MAX as usize);
             args.extend([Arg::P(ptr(&*w, st) + start as u64), Arg::I(bytes as i32)]);
-            let rest = (w.len() - start).min(i32::MAX as usize);
-            touches.push(Arg::I(if touch { rest as i32 } else { 0 }));
         }
         while args.len() < 2 * RANGES {
             args.extend([Arg::P(0), Arg::I(0)]);
         }
-        touches.resize(RANGES, Arg::I(0));
-        args.extend(touches);
         Ok(Some(args))
     }
 }
 
 /// `args` (`prefetch_span`'s, or none) with the non-empty ranges `(address, bytes)` of
-/// `extra` in its unused slots (those past the four dropped; no pages touched for them);
-/// `None` when nothing is left.
+/// `extra` in its unused slots (those past the four dropped); `None` when nothing is left.
 pub(super) fn with_ranges(args: Option<Vec<Arg>>, extra: &[(u64, usize)]) -> Option<Vec<Arg>> {
-    // (address, bytes, bytes whose pages are touched) of each range in use.
-    let mut ranges: Vec<(u64, i32, i32)> = match &args {
-        Some(a) if a.len() == 3 * RANGES => a[..2 * RANGES]
+    let mut ranges: Vec<(u64, i32)> = match &args {
+        Some(a) => a
             .chunks(2)
-            .zip(&a[2 * RANGES..])
-            .filter_map(|(r, t)| match (r, t) {
-                ([Arg::P(p), Arg::I(n)], Arg::I(t)) if *n > 0 || *t > 0 => Some((*p, *n, *t)),
+            .filter_map(|r| match r {
+                [Arg::P(p), Arg::I(n)] if *n > 0 => Some((*p, *n)),
                 _ => None,
             })
             .collect(),
-        _ => Vec::new(),
+        None => Vec::new(),
     };
     for &(p, n) in extra.iter().filter(|r| r.1 > 0) {
-        ranges.push((p, n.min(i32::MAX as usize) as i32, 0));
+        ranges.push((p, n.min(i32::MAX as usize) as i32));
     }
     if ranges.is_empty() {
         return None;
     }
-    ranges.resize(RANGES.max(ranges.len()), (0, 0, 0));
-    let r = &ranges[..RANGES];
+    ranges.resize(RANGES.max(ranges.len()), (0, 0));
     Some(
-        r.iter()
-            .flat_map(|&(p, n, _)| [Arg::P(p), Arg::I(n)])
-            .chain(r.iter().map(|&(_, _, t)| Arg::I(t)))
+        ranges[..RANGES]
+            .iter()
+            .flat_map(|&(p, n)| [Arg::P(p), Arg::I(n)])
             .collect(),
     )
 }
@@ -155,9 +145,7 @@ mod tests {
     }
 
     fn ranges(args: &[Arg]) -> Vec<(u64, i32)> {
-        assert_eq!(args.len(), 12, "four ranges and four touch lengths");
-        args[..8]
-            .chunks(2)
+        args.chunks(2)
             .map(|r| match r {
                 [Arg::P(p), Arg::I(n)] => (*p, *n),
                 _ => panic!("not a range: {r:?}"),
@@ -180,18 +168,9 @@ mod tests {
             Arg::I(0),
             Arg::P(0),
             Arg::I(0),
-            Arg::I(4096),
-            Arg::I(0),
-            Arg::I(0),
-            Arg::I(0),
         ];
         let both = with_ranges(Some(base), &[(200, 512), (300, 0), (400, 640)]).unwrap();
         assert_eq!(ranges(&both), [(100, 128), (200, 512), (400, 640), (0, 0)]);
-        // The base range keeps its touch length, the extra ones none.
-        assert!(matches!(
-            both[8..],
-            [Arg::I(4096), Arg::I(0), Arg::I(0), Arg::I(0)]
-        ));
         let many: Vec<(u64, usize)> = (1..=6).map(|i| (i * 1000, 128)).collect();
         assert_eq!(ranges(&with_ranges(None, &many).unwrap()).len(), 4);
     }
