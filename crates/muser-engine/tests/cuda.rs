@@ -16,8 +16,8 @@
 use std::time::Instant;
 
 use muser_engine::cuda::{
-    available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch, MmaAttn,
-    Q8Act, Seg, SegKernel, TailPrefetch, WideMerge, ARGMAX_WORDS, TAIL_PREFETCH_LABEL,
+    address_words, available, AttnChoice, Cuda, CudaOptions, CudaSession, DecodeTuning, L2Prefetch,
+    MmaAttn, Q8Act, Seg, SegKernel, TailPrefetch, WideMerge, ARGMAX_WORDS, TAIL_PREFETCH_LABEL,
 };
 use muser_engine::{Cpu, CpuRef, Glimmer, LogitsFor};
 use muser_gguf::GgmlType;
@@ -336,9 +336,7 @@ fn embed_parity(cuda: &Cuda) -> (usize, usize) {
                 } else {
                     0
                 };
-                let kin = stream
-                    .clone_htod(&[ka as u32 as i32, (ka >> 32) as u32 as i32])
-                    .unwrap();
+                let kin = stream.clone_htod(&address_words(ka)).unwrap();
                 let mut xd = stream
                     .clone_htod(&vec![-12345.0f32; n + 2 * GUARD])
                     .unwrap();
@@ -563,6 +561,18 @@ fn int8_path(c: &muser_engine::GlimmerConfig) -> bool {
     c.n_embd % 256 == 0 && c.q_dim() % 256 == 0 && c.n_ff % 256 == 0 && c.head_dim % 32 == 0
 }
 
+/// Whether the LM head takes the flat kernel (`DecodeTuning::lm_flat`: the int8 path, a Q6_K
+/// head, an even number of super-blocks per row, at least 4).
+fn lm_head_flat(gpu: &Glimmer, tuned: DecodeTuning) -> bool {
+    let nb = gpu.cfg.n_embd / 256;
+    tuned.lm_flat
+        && int8_path(&gpu.cfg)
+        && gpu.weights.output.ty == GgmlType::Q6_K
+        && gpu.cfg.n_embd % 256 == 0
+        && nb % 2 == 0
+        && nb >= 4
+}
+
 fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
     let (mut pass, mut fail) = (0, 0);
     let dir = std::env::temp_dir().join(format!("muser-cuda-{}", std::process::id()));
@@ -694,13 +704,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
             let diff = bits_differ(&a.step(7).unwrap(), &b.step(7).unwrap());
             // The fold ran wherever the LM head takes the flat kernel (as the profile test
             // below expects it).
-            let nb = gpu.cfg.n_embd / 256;
-            let flat = tuned.lm_flat
-                && int8_path(&gpu.cfg)
-                && gpu.weights.output.ty == GgmlType::Q6_K
-                && gpu.cfg.n_embd % 256 == 0
-                && nb % 2 == 0
-                && nb >= 4;
+            let flat = lm_head_flat(&gpu, tuned);
             let folded = b.folds_argmax();
             let ok = got == want && diff == 0 && folded == flat;
             println!(
@@ -957,15 +961,7 @@ fn model_parity(cuda_opts: &CudaOptions) -> (usize, usize) {
         // Q6_K head, an even number of super-blocks per row, at least 4), nowhere else.
         {
             let flat = count(&|l| l.ends_with("(flat)"));
-            let nb = gpu.cfg.n_embd / 256;
-            let want = usize::from(
-                tuned.lm_flat
-                    && int8_path(&gpu.cfg)
-                    && gpu.weights.output.ty == GgmlType::Q6_K
-                    && gpu.cfg.n_embd % 256 == 0
-                    && nb % 2 == 0
-                    && nb >= 4,
-            );
+            let want = usize::from(lm_head_flat(&gpu, tuned));
             let ok_l = flat == want;
             println!(
                 "model {name:20} LM head flat launches: {flat} (expected {want}) {}",

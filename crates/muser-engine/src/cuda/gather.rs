@@ -134,6 +134,12 @@ pub const ARGMAX_BLOCKS: usize = 256;
 /// and index.
 pub const ARGMAX_WORDS: usize = 2 + 2 * ARGMAX_BLOCKS;
 
+/// A device address as the two 32-bit words (low, high) the kernels read it from: the key
+/// words of the step's parameters (`embed_gather`'s `kin`, `matvec1_flat_q6ks`'s `key`).
+pub fn address_words(a: u64) -> [i32; 2] {
+    [a as u32 as i32, (a >> 32) as u32 as i32]
+}
+
 /// The token of a greedy argmax key folded by the LM head (`Cuda::matvec1_flat_q6ks`'s `key`;
 /// kernels/common.cuh's `argmax_key`: the value's order-preserving bits over the complement of
 /// the index): the index in its low word, or 0 for the key 0 (no number seen), as
@@ -148,7 +154,13 @@ pub fn argmax_of_key(key: u64) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::argmax_of_key;
+    use super::{address_words, argmax_of_key};
+
+    #[test]
+    fn addresses_split_low_word_first() {
+        let w = address_words(0x1234_5678_9abc_def0);
+        assert_eq!(w.map(|x| x as u32), [0x9abc_def0, 0x1234_5678]);
+    }
 
     /// kernels/common.cuh's `argmax_key`, written again on the host to check its order.
     fn key(v: f32, i: u32) -> u64 {

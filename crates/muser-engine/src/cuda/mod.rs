@@ -59,7 +59,7 @@ mod prefill_gemm;
 mod seg;
 mod session;
 mod upload;
-pub use gather::{argmax_of_key, ARGMAX_BLOCKS, ARGMAX_WORDS};
+pub use gather::{address_words, argmax_of_key, ARGMAX_BLOCKS, ARGMAX_WORDS};
 pub use launch::{
     DecodeTuning, L2Prefetch, MmaAttn, TailPrefetch, WideMerge, FOLD_MERGE_MAX_SPLITS,
 };

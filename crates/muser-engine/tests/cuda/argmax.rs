@@ -3,7 +3,7 @@
 //! fed token decoded from such a key.
 
 use cudarc::driver::DevicePtr;
-use muser_engine::cuda::{argmax_of_key, Cuda, Q8Act, Seg};
+use muser_engine::cuda::{address_words, argmax_of_key, Cuda, Q8Act, Seg};
 use muser_gguf::GgmlType;
 
 use super::{weights, Rng};
@@ -31,9 +31,7 @@ fn flat_with_key(
     // `greedy_fed` clears its run's keys.
     let kd = stream.clone_htod(&[0u64]).unwrap();
     let ka = kd.device_ptr(stream).0;
-    let kw = stream
-        .clone_htod(&[ka as u32 as i32, (ka >> 32) as u32 as i32])
-        .unwrap();
+    let kw = stream.clone_htod(&address_words(ka)).unwrap();
     let kwa = kw.device_ptr(stream).0;
     let mut seg = Seg {
         ty: GgmlType::Q6_K,

@@ -364,7 +364,7 @@ impl CudaSession<'_> {
         }
         debug_assert_eq!(params.len(), self.key_words());
         for a in link {
-            params.extend([a as u32 as i32, (a >> 32) as u32 as i32]);
+            params.extend(crate::cuda::address_words(a));
         }
         st.memcpy_htod(&params, &mut self.params)
             .map_err(cuda_err("uploading step parameters"))?;
