@@ -561,14 +561,14 @@ fn int8_path(c: &muser_engine::GlimmerConfig) -> bool {
     c.n_embd % 256 == 0 && c.q_dim() % 256 == 0 && c.n_ff % 256 == 0 && c.head_dim % 32 == 0
 }
 
-/// Whether the LM head takes the flat kernel (`DecodeTuning::lm_flat`: the int8 path, a Q6_K
-/// head, an even number of super-blocks per row, at least 4).
+/// Whether the LM head takes the flat kernel (`DecodeTuning::lm_flat`: the int8 path, whose
+/// rows are whole super-blocks, a Q6_K head, an even number of super-blocks per row, at least
+/// 4).
 fn lm_head_flat(gpu: &Glimmer, tuned: DecodeTuning) -> bool {
     let nb = gpu.cfg.n_embd / 256;
     tuned.lm_flat
         && int8_path(&gpu.cfg)
         && gpu.weights.output.ty == GgmlType::Q6_K
-        && gpu.cfg.n_embd % 256 == 0
         && nb % 2 == 0
         && nb >= 4
 }
