@@ -37,7 +37,8 @@ const Q8ACT_SRC: &str = concat!(
 );
 const MVQ1_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
-    include_str!("kernels/mvq1.cu")
+    include_str!("kernels/mvq1.cu"),
+    include_str!("kernels/mvq5.cu")
 );
 const DECODE_SRC: &str = concat!(
     include_str!("kernels/common.cuh"),
@@ -56,6 +57,7 @@ mod gather;
 mod launch;
 mod prefill_cache;
 mod prefill_gemm;
+mod q5k;
 mod seg;
 mod session;
 mod upload;
@@ -64,6 +66,7 @@ pub use launch::{
     DecodeTuning, L2Prefetch, MmaAttn, TailPrefetch, WideMerge, FOLD_MERGE_MAX_SPLITS,
 };
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
+pub use q5k::{Q5K_KERNELS, Q5K_ROWS};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{
     LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
@@ -260,6 +263,7 @@ impl Cuda {
             ])
             .chain(ONE_KERNELS.iter().map(|k| k.1))
             .chain(TP_KERNELS.iter().map(|k| k.1))
+            .chain(Q5K_KERNELS.iter().map(|k| k.0))
         {
             seg.insert(
                 name,
@@ -386,6 +390,10 @@ impl Cuda {
         }
         if matches!(ty, GgmlType::Q4_K | GgmlType::Q6_K) {
             return self.matvec_q8(f, cfg, w, x, y, n_in, n_out, n_tok);
+        }
+        // One Q5_K token over int8 activations (`q5k.rs`); short batches keep f32.
+        if n_tok == 1 && ty == GgmlType::Q5_K && n_in % 256 == 0 {
+            return self.matvec1_q5k_f32(w, x, y, n_in, n_out, Q5K_ROWS);
         }
         for t0 in (0..n_tok).step_by(MAX_TOK) {
             let nt = (n_tok - t0).min(MAX_TOK) as i32;

@@ -401,7 +401,7 @@ impl Cuda {
     /// `name` must take those arguments, read `rows` rows of `seg` per warp and write only
     /// their outputs (below n_out); `tail` must be what it expects after them.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn rows_launch(
+    pub(super) unsafe fn rows_launch(
         &self,
         name: &str,
         seg: &mut Seg<'_>,

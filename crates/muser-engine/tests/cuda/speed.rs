@@ -5,8 +5,15 @@ use super::*;
 use muser_engine::cuda::SEG_KERNELS;
 
 pub(crate) fn bandwidth(cuda: &Cuda) {
+    for (n_in, n_out) in [(6656usize, 19968usize), (19968, 6656)] {
+        bandwidth_shape(cuda, n_in, n_out);
+    }
+}
+
+/// `bandwidth` on one shape: every type through `matvec_device` (one token; Q4_K/Q6_K/Q5_K
+/// with their activation quantization), then each compiled Q5_K variant.
+fn bandwidth_shape(cuda: &Cuda, n_in: usize, n_out: usize) {
     let stream = cuda.stream();
-    let (n_in, n_out) = (6656usize, 19968usize);
     for ty in TYPES {
         let bytes = ty.bytes_for((n_in * n_out) as u64).unwrap() as usize;
         // Random bytes are fine for timing, but keep f16 scales finite: use a repeating block.
@@ -17,31 +24,42 @@ pub(crate) fn bandwidth(cuda: &Cuda) {
         let wd = stream.clone_htod(&w).unwrap();
         let xd = stream.clone_htod(&x).unwrap();
         let mut yd = stream.alloc_zeros::<f32>(n_out).unwrap();
-        let mut call = || {
-            cuda.matvec_device(
-                ty,
-                &wd.as_view(),
-                &xd.as_view(),
-                &mut yd.as_view_mut(),
-                n_in,
-                n_out,
-                1,
-            )
-            .unwrap()
-        };
-        (0..3).for_each(|_| call());
-        stream.synchronize().unwrap();
-        let iters = 50;
-        let t0 = Instant::now();
-        (0..iters).for_each(|_| call());
-        stream.synchronize().unwrap();
-        let s = t0.elapsed().as_secs_f64() / iters as f64;
-        println!(
-            "bandwidth {ty:5} {n_out}x{n_in}: {:.1} us/call, {:.0} GB/s ({:.1} % of 4.28 TB/s)",
-            s * 1e6,
-            bytes as f64 / s / 1e9,
-            bytes as f64 / s / 4.28e12 * 100.0
-        );
+        let mut variants: Vec<(String, Option<usize>)> = vec![(String::new(), None)];
+        if ty == GgmlType::Q5_K {
+            variants.extend(Q5K_KERNELS.iter().map(|k| (format!(" {}", k.0), Some(k.1))));
+        }
+        for (label, rows) in variants {
+            let mut call = || match rows {
+                None => cuda
+                    .matvec_device(
+                        ty,
+                        &wd.as_view(),
+                        &xd.as_view(),
+                        &mut yd.as_view_mut(),
+                        n_in,
+                        n_out,
+                        1,
+                    )
+                    .unwrap(),
+                Some(r) => cuda
+                    .matvec1_q5k_f32(
+                        &wd.as_view(),
+                        &xd.as_view(),
+                        &mut yd.as_view_mut(),
+                        n_in,
+                        n_out,
+                        r,
+                    )
+                    .unwrap(),
+            };
+            let s = gpu_ms(cuda, 50, &mut call) / 1e3;
+            println!(
+                "bandwidth {ty:5}{label} {n_out}x{n_in}: {:.1} us/call, {:.0} GB/s ({:.1} % of 4.28 TB/s)",
+                s * 1e6,
+                bytes as f64 / s / 1e9,
+                bytes as f64 / s / 4.28e12 * 100.0
+            );
+        }
     }
 }
 

@@ -171,19 +171,112 @@ __device__ __forceinline__ void mv_f32_body(const u8 *w, const float *x, float *
     finish<NT>(acc, n_tok, y, n_out, row);
 }
 
+// One token (decode), Q8_0 and f16/bf16: the bodies above keep one loop trip's loads in
+// flight per warp, ~17-32 KB per SM, which held them to 1.9-2.2 TB/s on the H200
+// (bench/runs/2026-11-30-h200); these issue four trips' weight loads before using them. The
+// same products, summed in another order (f32 throughout).
+// Q8_0: lane = (block slot 0..7, quarter 0..3 of 8 quants) as mv_q8_0_body, 32 blocks a trip.
+__device__ __forceinline__ void mv_q8_0_one(const u8 *w, const float *x, float *y, int n_in,
+                                            int n_out) {
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (row >= n_out) return;
+    const int nb = n_in / 32, part = lane & 3, s = lane >> 2;
+    const u8 *wrow = w + (size_t)row * nb * 34;
+    float acc = 0.0f;
+    for (int b0 = 0; b0 < nb; b0 += 32) {
+        u16 dq[4], qv[4][4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            // Past the row's end: the last block again (loaded, never used).
+            const u8 *blk = wrow + (size_t)min(b0 + s + 8 * u, nb - 1) * 34;
+            dq[u] = *(const u16 *)blk;
+            const u16 *q2 = (const u16 *)(blk + 2 + 8 * part);
+#pragma unroll
+            for (int j = 0; j < 4; j++) qv[u][j] = q2[j];
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int b = b0 + s + 8 * u;
+            if (b >= nb) continue;
+            const float4 *xa = (const float4 *)(x + (size_t)b * 32 + 8 * part);
+            const float4 a = xa[0], c = xa[1];
+            float q[8];
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                q[2 * j] = (float)(signed char)(qv[u][j] & 0xFF);
+                q[2 * j + 1] = (float)(signed char)(qv[u][j] >> 8);
+            }
+            acc += h2f(dq[u]) * (q[0] * a.x + q[1] * a.y + q[2] * a.z + q[3] * a.w + q[4] * c.x +
+                                 q[5] * c.y + q[6] * c.z + q[7] * c.w);
+        }
+    }
+    const float t = warp_sum(acc);
+    if (lane == 0) y[row] = t;
+}
+
+// f16/bf16: lane i of a trip takes 8 consecutive elements (one 16-byte load) at 8 (i + 32 u),
+// u = 0..3; rows not a multiple of 8 wide take mv_half_body.
+template <bool BF>
+__device__ __forceinline__ void mv_half_one(const u8 *w, const float *x, float *y, int n_in,
+                                            int n_out) {
+    if ((n_in & 7) != 0) {
+        mv_half_body<1, BF>(w, x, y, n_in, n_out, 1);
+        return;
+    }
+    const int lane = threadIdx.x & 31;
+    const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (row >= n_out) return;
+    const int nv = n_in >> 3;
+    const uint4 *wr = (const uint4 *)(w + (size_t)row * n_in * 2);
+    float acc = 0.0f;
+    for (int i0 = 0; i0 < nv; i0 += 128) {
+        uint4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) v[u] = wr[min(i0 + lane + 32 * u, nv - 1)];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int i = i0 + lane + 32 * u;
+            if (i >= nv) continue;
+            const u32 p[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+            const float4 *xb = (const float4 *)(x + 8 * (size_t)i);
+            const float4 a = xb[0], c = xb[1];
+            const float xs[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+            float s = 0.f;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                s += half_to_f32<BF>((u16)(p[j] & 0xFFFF)) * xs[2 * j];
+                s += half_to_f32<BF>((u16)(p[j] >> 16)) * xs[2 * j + 1];
+            }
+            acc += s;
+        }
+    }
+    const float t = warp_sum(acc);
+    if (lane == 0) y[row] = t;
+}
+
 // Entry points: `NAME` handles up to MAX_TOK tokens per launch, `NAME_t1` one token (decode),
-// with a single accumulator per row so that more warps fit on each multiprocessor.
-#define ENTRY(NAME)                                                                          \
+// with a single accumulator per row so that more warps fit on each multiprocessor (through
+// ONE(w, x, y, n_in, n_out) where given).
+#define ENTRY_ONE(NAME, ONE)                                                                 \
     extern "C" __global__ void NAME(const u8 *w, const float *x, float *y, int n_in,         \
                                      int n_out, int n_tok) {                                \
         NAME##_body<MAX_TOK>(w, x, y, n_in, n_out, n_tok);                                   \
     }                                                                                        \
     extern "C" __global__ void NAME##_t1(const u8 *w, const float *x, float *y, int n_in,    \
                                          int n_out, int n_tok) {                            \
-        NAME##_body<1>(w, x, y, n_in, n_out, 1);                                             \
+        ONE(w, x, y, n_in, n_out);                                                           \
     }
-ENTRY(mv_q5_k)
-ENTRY(mv_q8_0)
-ENTRY(mv_f16)
-ENTRY(mv_bf16)
-ENTRY(mv_f32)
+__device__ __forceinline__ void mv_q5_k_one(const u8 *w, const float *x, float *y, int n_in,
+                                            int n_out) {
+    mv_q5_k_body<1>(w, x, y, n_in, n_out, 1);
+}
+__device__ __forceinline__ void mv_f32_one(const u8 *w, const float *x, float *y, int n_in,
+                                           int n_out) {
+    mv_f32_body<1>(w, x, y, n_in, n_out, 1);
+}
+ENTRY_ONE(mv_q5_k, mv_q5_k_one)
+ENTRY_ONE(mv_q8_0, mv_q8_0_one)
+ENTRY_ONE(mv_f16, mv_half_one<false>)
+ENTRY_ONE(mv_bf16, mv_half_one<true>)
+ENTRY_ONE(mv_f32, mv_f32_one)

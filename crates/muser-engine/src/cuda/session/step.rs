@@ -94,6 +94,21 @@ fn project(
                 cuda.device_weights(&model.weights, m)?
             };
             seg_w.push((w, m, y));
+        } else if let (Some((a, _)), GgmlType::Q5_K, 0) = (act, m.ty, m.n_in % 256) {
+            // Q5_K over the same int8 row, one launch of its own (`Cuda::matvec1_q5k`).
+            let w = cuda.device_weights(&model.weights, m)?;
+            let mut seg = Seg {
+                ty: m.ty,
+                split: None,
+                w: w.as_view(),
+                y: y.as_view_mut(),
+                n_out: m.n_out,
+            };
+            cuda.matvec1_q5k(&mut seg, a, m.n_in, crate::cuda::Q5K_ROWS)?;
+            let bytes = m.row_bytes() * m.n_out;
+            super::mark(cuda, prof, bytes, || {
+                format!("mv {} {} (q5k)", short(&m.name), m.ty)
+            })?;
         } else {
             super::matvec(cuda, model, m, x, y)?;
             let bytes = m.row_bytes() * m.n_out;

@@ -1,0 +1,74 @@
+//! One-token Q5_K products over int8 activations (`kernels/mvq5.cu`): the decode path for
+//! Q5_K matrices (the "dynamic" k-quant files' mix), in the numerics of the Q4_K kernels.
+
+use cudarc::driver::{CudaView, CudaViewMut};
+use muser_gguf::GgmlType;
+
+use super::{Cuda, Q8Act, Seg};
+use crate::error::{Error, Result};
+
+/// The compiled variants: kernel name and rows per warp.
+pub const Q5K_KERNELS: [(&str, usize); 2] = [("mvq_one_q5k_r2", 2), ("mvq_one_q5k_r4", 4)];
+
+/// Rows per warp of the variant the engine launches.
+pub const Q5K_ROWS: usize = 2;
+
+/// Warps per block of the Q5_K launches (each warp its own rows: any count gives the same bits).
+const Q5K_WARPS: u32 = 4;
+
+impl Cuda {
+    /// One Q5_K matrix (the file's layout, rows of whole super-blocks) times the int8 row
+    /// `act`, through the variant with `rows` rows per warp (`Q5K_KERNELS`).
+    pub(crate) fn matvec1_q5k(
+        &self,
+        seg: &mut Seg<'_>,
+        act: &Q8Act,
+        n_in: usize,
+        rows: usize,
+    ) -> Result<()> {
+        let name = Q5K_KERNELS
+            .iter()
+            .find(|k| k.1 == rows)
+            .map(|k| k.0)
+            .ok_or_else(|| Error::Cuda(format!("no Q5_K kernel with {rows} rows per warp")))?;
+        if seg.ty != GgmlType::Q5_K || seg.split.is_some() {
+            return Err(Error::TensorType {
+                tensor: "(cuda Q5_K matvec)".into(),
+                ty: seg.ty,
+                supported: "Q5_K in the file's layout".into(),
+            });
+        }
+        // SAFETY: Q5K_ENTRY's arguments are rows_launch's (no tail); each warp reads `rows`
+        // rows of the matrix and writes their outputs below n_out.
+        unsafe { self.rows_launch(name, seg, act, n_in, &[], rows, Q5K_WARPS, "Q5_K matvec") }
+    }
+
+    /// One token through a Q5_K kernel from f32 activations (quantized into the backend's
+    /// scratch first), `rows` rows per warp (`Q5K_KERNELS`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn matvec1_q5k_f32(
+        &self,
+        w: &CudaView<'_, u8>,
+        x: &CudaView<'_, f32>,
+        y: &mut CudaViewMut<'_, f32>,
+        n_in: usize,
+        n_out: usize,
+        rows: usize,
+    ) -> Result<()> {
+        let mut guard = self.q8_scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_none_or(|q| q.len() < n_in) {
+            *guard = Some(Q8Act::new(self, n_in)?);
+        }
+        let act = Option::as_mut(&mut *guard)
+            .ok_or_else(|| Error::Cuda("activation scratch missing".into()))?;
+        self.quantize_into(x, act, n_in)?;
+        let mut seg = Seg {
+            ty: GgmlType::Q5_K,
+            split: None,
+            w: w.slice(..),
+            y: y.slice_mut(..),
+            n_out,
+        };
+        self.matvec1_q5k(&mut seg, act, n_in, rows)
+    }
+}
