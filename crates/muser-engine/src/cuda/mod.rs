@@ -82,18 +82,27 @@ const MAX_TOK: usize = 8;
 /// Warps per thread block (the kernel's `WARPS`).
 const WARPS: usize = 4;
 
-/// Weight types with a kernel: the kernel's name and the rows one warp computes (the
-/// kernel's `R` for the multi-row kernels, else 1). Q4_K and Q6_K use the int8-activation
-/// dp4a kernels of `q8act.cu` (f32 activations made them arithmetic-bound at 1.4-1.9 TB/s).
-const KERNELS: &[(GgmlType, &str, usize)] = &[
-    (GgmlType::Q4_K, "mvq_q4_k", 4),
-    (GgmlType::Q5_K, "mv_q5_k", 1),
-    (GgmlType::Q6_K, "mvq_q6_k", 4),
-    (GgmlType::Q8_0, "mv_q8_0", 1),
-    (GgmlType::F16, "mv_f16", 1),
-    (GgmlType::BF16, "mv_bf16", 1),
-    (GgmlType::F32, "mv_f32", 1),
+/// Weight types with a kernel: the kernel's name and the rows one warp computes in it and in
+/// its one-token entry `_t1` (the kernel's `R` for the multi-row kernels, else 1). Q4_K and
+/// Q6_K use the int8-activation dp4a kernels of `q8act.cu` (f32 activations made them
+/// arithmetic-bound at 1.4-1.9 TB/s); one-token Q8_0 takes 4 rows a warp (`mv_q8_0_one4`).
+const KERNELS: &[(GgmlType, &str, usize, usize)] = &[
+    (GgmlType::Q4_K, "mvq_q4_k", 4, 4),
+    (GgmlType::Q5_K, "mv_q5_k", 1, 1),
+    (GgmlType::Q6_K, "mvq_q6_k", 4, 4),
+    (GgmlType::Q8_0, "mv_q8_0", 1, 4),
+    (GgmlType::F16, "mv_f16", 1, 1),
+    (GgmlType::BF16, "mv_bf16", 1, 1),
+    (GgmlType::F32, "mv_f32", 1, 1),
 ];
+
+/// A type's kernels: up to `MAX_TOK` tokens, one token, and the rows per thread block of each.
+struct TypeKernels {
+    many: CudaFunction,
+    one: CudaFunction,
+    rows_many: usize,
+    rows_one: usize,
+}
 
 fn cuda_err(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> Error + '_ {
     move |e| Error::Cuda(format!("{what}: {e:?}"))
@@ -131,7 +140,7 @@ pub struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// Kernels (up to `MAX_TOK` tokens, one token) and rows per thread block, by weight type.
-    funcs: HashMap<GgmlType, (CudaFunction, CudaFunction, usize)>,
+    funcs: HashMap<GgmlType, TypeKernels>,
     /// f32 activations → int8 blocks of 32 with scale and sum (for the dp4a kernels).
     quantize: CudaFunction,
     /// The one-token segment kernels of `mvq1.cu`, by name.
@@ -273,7 +282,7 @@ impl Cuda {
             );
         }
         let mut funcs = HashMap::new();
-        for &(ty, name, rows_per_warp) in KERNELS {
+        for &(ty, name, rows_many, rows_one) in KERNELS {
             let module = if name.starts_with("mvq_") {
                 &modules[1]
             } else {
@@ -285,7 +294,15 @@ impl Cuda {
                     .map_err(cuda_err("loading a kernel"))
             };
             let (many, one) = (load(name)?, load(&format!("{name}_t1"))?);
-            funcs.insert(ty, (many, one, WARPS * rows_per_warp));
+            funcs.insert(
+                ty,
+                TypeKernels {
+                    many,
+                    one,
+                    rows_many: WARPS * rows_many,
+                    rows_one: WARPS * rows_one,
+                },
+            );
         }
         // One created stream does all the work (a CUDA graph cannot be captured on the legacy
         // default stream), so stream order alone orders every use of a buffer.
@@ -367,7 +384,7 @@ impl Cuda {
         n_out: usize,
         n_tok: usize,
     ) -> Result<()> {
-        let (many, one, rows_per_block) = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
+        let tk = self.funcs.get(&ty).ok_or_else(|| Error::TensorType {
             tensor: "(cuda matvec)".into(),
             ty,
             supported: KERNELS
@@ -376,13 +393,17 @@ impl Cuda {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
+        let (f, rows_per_block) = if n_tok == 1 {
+            (&tk.one, tk.rows_one)
+        } else {
+            (&tk.many, tk.rows_many)
+        };
         let cfg = LaunchConfig {
-            grid_dim: (n_out.div_ceil(*rows_per_block) as u32, 1, 1),
+            grid_dim: (n_out.div_ceil(rows_per_block) as u32, 1, 1),
             block_dim: (32 * WARPS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
         let (n_in_i, n_out_i) = (n_in as i32, n_out as i32);
-        let f = if n_tok == 1 { one } else { many };
         if n_tok == 1 && seg::SEG_TYPES.contains(&ty) {
             if let Some(k) = self.one_token_kernel() {
                 return self.matvec1_q8_f32(ty, w, x, y, n_in, n_out, k);

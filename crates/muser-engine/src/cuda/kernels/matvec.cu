@@ -171,48 +171,143 @@ __device__ __forceinline__ void mv_f32_body(const u8 *w, const float *x, float *
     finish<NT>(acc, n_tok, y, n_out, row);
 }
 
-// One token (decode), Q8_0 and f16/bf16: the bodies above keep one loop trip's loads in
-// flight per warp, ~17-32 KB per SM, which held them to 1.9-2.2 TB/s on the H200
-// (bench/runs/2026-11-30-h200); these issue four trips' weight loads before using them. The
+// One token (decode), Q8_0 and f16/bf16. The bodies above keep one loop trip's loads in
+// flight per warp, which held f16/bf16 to 1.9 TB/s on the H200 (bench/runs/2026-11-30-h200):
+// these issue several trips' weight loads before using them. Q8_0 is bound by L1 instead
+// (f32 activations are 4 bytes a weight byte; unrolled alone it stayed at 2.1 TB/s,
+// bench/runs/2026-12-03-h200-l l1): mv_q8_0_one4 takes 4 rows a warp, so that each lane's
+// activations serve four rows, and turns the quants into floats without I2F (q8_pair). The
 // same products, summed in another order (f32 throughout).
-// Q8_0: lane = (block slot 0..7, quarter 0..3 of 8 quants) as mv_q8_0_body, 32 blocks a trip.
-__device__ __forceinline__ void mv_q8_0_one(const u8 *w, const float *x, float *y, int n_in,
-                                            int n_out) {
+// Two signed bytes (v's low and high) as floats, exactly: each byte + 128 (the XOR) placed
+// as the low mantissa byte of 2^23 (prmt), minus 2^23 + 128.
+__device__ __forceinline__ float2 q8_pair(u16 v) {
+    const u32 t = (u32)v ^ 0x8080u;
+    return make_float2(__uint_as_float(__byte_perm(t, 0x4B000000u, 0x7440)) - 8388736.0f,
+                       __uint_as_float(__byte_perm(t, 0x4B000000u, 0x7441)) - 8388736.0f);
+}
+
+// Q8_0: rows row0 .. row0 + 3 of each warp; lane = (block slot 0..7, quarter 0..3 of 8
+// quants) as mv_q8_0_body, 16 blocks a trip (two of 8), each row's loads issued first.
+__device__ __forceinline__ void mv_q8_0_one4(const u8 *w, const float *x, float *y, int n_in,
+                                             int n_out) {
     const int lane = threadIdx.x & 31;
-    const int row = blockIdx.x * WARPS + (threadIdx.x >> 5);
-    if (row >= n_out) return;
+    const int row0 = (blockIdx.x * WARPS + (threadIdx.x >> 5)) * 4;
+    if (row0 >= n_out) return;
     const int nb = n_in / 32, part = lane & 3, s = lane >> 2;
-    const u8 *wrow = w + (size_t)row * nb * 34;
-    float acc = 0.0f;
-    for (int b0 = 0; b0 < nb; b0 += 32) {
-        u16 dq[4], qv[4][4];
+    const size_t row_bytes = (size_t)nb * 34;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int b0 = 0; b0 < nb; b0 += 16) {
+        u16 dq[2][4], qv[2][4][4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
-            // Past the row's end: the last block again (loaded, never used).
-            const u8 *blk = wrow + (size_t)min(b0 + s + 8 * u, nb - 1) * 34;
-            dq[u] = *(const u16 *)blk;
-            const u16 *q2 = (const u16 *)(blk + 2 + 8 * part);
+        for (int u = 0; u < 2; u++) {
+            // Past the row's end: the last block again (loaded, never used); rows past n_out
+            // read the last row.
+            const int b = min(b0 + s + 8 * u, nb - 1);
 #pragma unroll
-            for (int j = 0; j < 4; j++) qv[u][j] = q2[j];
+            for (int r = 0; r < 4; r++) {
+                const u8 *blk = w + (size_t)min(row0 + r, n_out - 1) * row_bytes + (size_t)b * 34;
+                dq[u][r] = *(const u16 *)blk;
+                const u16 *q2 = (const u16 *)(blk + 2 + 8 * part);
+#pragma unroll
+                for (int j = 0; j < 4; j++) qv[u][r][j] = q2[j];
+            }
         }
 #pragma unroll
-        for (int u = 0; u < 4; u++) {
+        for (int u = 0; u < 2; u++) {
             const int b = b0 + s + 8 * u;
             if (b >= nb) continue;
             const float4 *xa = (const float4 *)(x + (size_t)b * 32 + 8 * part);
             const float4 a = xa[0], c = xa[1];
-            float q[8];
+            const float xs[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                q[2 * j] = (float)(signed char)(qv[u][j] & 0xFF);
-                q[2 * j + 1] = (float)(signed char)(qv[u][j] >> 8);
+            for (int r = 0; r < 4; r++) {
+                float t = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const float2 q = q8_pair(qv[u][r][j]);
+                    t = fmaf(q.x, xs[2 * j], t);
+                    t = fmaf(q.y, xs[2 * j + 1], t);
+                }
+                acc[r] = fmaf(h2f(dq[u][r]), t, acc[r]);
             }
-            acc += h2f(dq[u]) * (q[0] * a.x + q[1] * a.y + q[2] * a.z + q[3] * a.w + q[4] * c.x +
-                                 q[5] * c.y + q[6] * c.z + q[7] * c.w);
         }
     }
-    const float t = warp_sum(acc);
-    if (lane == 0) y[row] = t;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const float t = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[row0 + r] = t;
+    }
+}
+
+// Q8_0 rows of a multiple of 16 blocks (544 bytes, 34 16-byte words: rows of a multiple of
+// 8 blocks start 16-byte aligned), 4 rows a warp: each trip's 4 x 544 bytes loaded as
+// 16-byte words into the warp's shared memory (the next trip's issued before this one is
+// used), then read there as mv_q8_0_one4 reads global memory (2-byte loads of 34-byte blocks,
+// which held that kernel to 2.1 TB/s). Other rows: mv_q8_0_one4.
+#define Q8S_WORDS 136
+__device__ __forceinline__ void q8s_load(const u8 *w, size_t row_bytes, int row0, int n_out,
+                                         int t, uint4 *g) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int m = 0; m < 5; m++) {
+        const int i = lane + 32 * m, r = i / 34, j = i - 34 * r;
+        if (i < Q8S_WORDS)
+            g[m] = ((const uint4 *)(w + (size_t)min(row0 + r, n_out - 1) * row_bytes +
+                                    (size_t)t * 544))[j];
+    }
+}
+
+__device__ __forceinline__ void mv_q8_0_staged(const u8 *w, const float *x, float *y, int n_in,
+                                           int n_out) {
+    __shared__ uint4 stage[WARPS][Q8S_WORDS];
+    const int nb = n_in / 32;
+    if (nb % 16 != 0) {
+        mv_q8_0_one4(w, x, y, n_in, n_out);
+        return;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int row0 = (blockIdx.x * WARPS + warp) * 4;
+    if (row0 >= n_out) return;
+    const int part = lane & 3, s = lane >> 2, trips = nb / 16;
+    const size_t row_bytes = (size_t)nb * 34;
+    uint4 *st = stage[warp];
+    const u8 *st8 = (const u8 *)st;
+    uint4 g[5];
+    q8s_load(w, row_bytes, row0, n_out, 0, g);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int t = 0; t < trips; t++) {
+        __syncwarp();
+#pragma unroll
+        for (int m = 0; m < 5; m++)
+            if (lane + 32 * m < Q8S_WORDS) st[lane + 32 * m] = g[m];
+        __syncwarp();
+        if (t + 1 < trips) q8s_load(w, row_bytes, row0, n_out, t + 1, g);
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const int bb = s + 8 * u, b = 16 * t + bb;
+            const float4 *xa = (const float4 *)(x + (size_t)b * 32 + 8 * part);
+            const float4 a = xa[0], c = xa[1];
+            const float xs[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const u8 *blk = st8 + r * 544 + bb * 34;
+                const u16 *q2 = (const u16 *)(blk + 2 + 8 * part);
+                float tt = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const float2 q = q8_pair(q2[j]);
+                    tt = fmaf(q.x, xs[2 * j], tt);
+                    tt = fmaf(q.y, xs[2 * j + 1], tt);
+                }
+                acc[r] = fmaf(h2f(*(const u16 *)blk), tt, acc[r]);
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const float v = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < n_out) y[row0 + r] = v;
+    }
 }
 
 // f16/bf16: lane i of a trip takes 8 consecutive elements (one 16-byte load) at 8 (i + 32 u),
@@ -276,7 +371,7 @@ __device__ __forceinline__ void mv_f32_one(const u8 *w, const float *x, float *y
     mv_f32_body<1>(w, x, y, n_in, n_out, 1);
 }
 ENTRY_ONE(mv_q5_k, mv_q5_k_one)
-ENTRY_ONE(mv_q8_0, mv_q8_0_one)
+ENTRY_ONE(mv_q8_0, mv_q8_0_staged)
 ENTRY_ONE(mv_f16, mv_half_one<false>)
 ENTRY_ONE(mv_bf16, mv_half_one<true>)
 ENTRY_ONE(mv_f32, mv_f32_one)
