@@ -66,7 +66,7 @@ pub use launch::{
     DecodeTuning, L2Prefetch, MmaAttn, TailPrefetch, WideMerge, FOLD_MERGE_MAX_SPLITS,
 };
 pub use prefill_cache::{PrefillCacheReport, PrefillWeights, PREFILL_F16_RESERVE};
-pub use q5k::{Q5K_KERNELS, Q5K_ROWS};
+pub use q5k::{q5k_rows, Q5K_KERNELS};
 pub use seg::{Q8Act, Seg, SegKernel, SEG_KERNELS};
 use seg::{
     LM_FLAT_KERNEL, ONE_KERNELS, QKV_KERNEL, SWIGLU_FLAT_KERNEL, SWIGLU_KERNEL,
@@ -414,7 +414,7 @@ impl Cuda {
         }
         // One Q5_K token over int8 activations (`q5k.rs`); short batches keep f32.
         if n_tok == 1 && ty == GgmlType::Q5_K && n_in % 256 == 0 {
-            return self.matvec1_q5k_f32(w, x, y, n_in, n_out, Q5K_ROWS);
+            return self.matvec1_q5k_f32(w, x, y, n_in, n_out, q5k_rows(n_in, n_out));
         }
         for t0 in (0..n_tok).step_by(MAX_TOK) {
             let nt = (n_tok - t0).min(MAX_TOK) as i32;

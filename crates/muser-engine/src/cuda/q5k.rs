@@ -10,8 +10,17 @@ use crate::error::{Error, Result};
 /// The compiled variants: kernel name and rows per warp.
 pub const Q5K_KERNELS: [(&str, usize); 2] = [("mvq_one_q5k_r2", 2), ("mvq_one_q5k_r4", 4)];
 
-/// Rows per warp of the variant the engine launches.
-pub const Q5K_ROWS: usize = 2;
+/// Rows per warp of the variant the engine launches for an `n_out` x `n_in` matrix: 4 for
+/// rows longer than the matrix is tall (fewer warps, each with more loads in flight), else 2.
+/// Measured on the H200 (bench/runs/2026-12-03-h200-l l3, the same bits either way):
+/// 19,968 x 6,656 3,106 GB/s with 2, 2,940 with 4; 6,656 x 19,968 2,965 with 2, 3,112 with 4.
+pub fn q5k_rows(n_in: usize, n_out: usize) -> usize {
+    if n_in > n_out {
+        4
+    } else {
+        2
+    }
+}
 
 /// Warps per block of the Q5_K launches (each warp its own rows: any count gives the same bits).
 const Q5K_WARPS: u32 = 4;

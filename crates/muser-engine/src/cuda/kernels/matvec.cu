@@ -1,5 +1,6 @@
 // Quantized matrix × activation products with f32 activations (Q5_K, Q8_0, F16, BF16, F32;
-// Q4_K and Q6_K use the int8-activation kernels of q8act.cu), for decode and short batches.
+// Q4_K and Q6_K use the int8-activation kernels of q8act.cu, one-token Q5_K mvq5.cu's), for
+// decode and short batches.
 //
 // Layout: W is n_out ggml rows of n_in elements in the GGUF block format, as stored in the
 // file; X is [n_tok, n_in] f32 row-major; Y is [n_tok, n_out] f32. One warp computes one

@@ -104,7 +104,8 @@ fn project(
                 y: y.as_view_mut(),
                 n_out: m.n_out,
             };
-            cuda.matvec1_q5k(&mut seg, a, m.n_in, crate::cuda::Q5K_ROWS)?;
+            let rows = crate::cuda::q5k_rows(m.n_in, m.n_out);
+            cuda.matvec1_q5k(&mut seg, a, m.n_in, rows)?;
             let bytes = m.row_bytes() * m.n_out;
             super::mark(cuda, prof, bytes, || {
                 format!("mv {} {} (q5k)", short(&m.name), m.ty)
