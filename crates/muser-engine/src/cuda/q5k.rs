@@ -64,20 +64,15 @@ impl Cuda {
         n_out: usize,
         rows: usize,
     ) -> Result<()> {
-        let mut guard = self.q8_scratch.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.as_ref().is_none_or(|q| q.len() < n_in) {
-            *guard = Some(Q8Act::new(self, n_in)?);
-        }
-        let act = Option::as_mut(&mut *guard)
-            .ok_or_else(|| Error::Cuda("activation scratch missing".into()))?;
-        self.quantize_into(x, act, n_in)?;
-        let mut seg = Seg {
-            ty: GgmlType::Q5_K,
-            split: None,
-            w: w.slice(..),
-            y: y.slice_mut(..),
-            n_out,
-        };
-        self.matvec1_q5k(&mut seg, act, n_in, rows)
+        self.with_quantized(x, n_in, |act| {
+            let mut seg = Seg {
+                ty: GgmlType::Q5_K,
+                split: None,
+                w: w.slice(..),
+                y: y.slice_mut(..),
+                n_out,
+            };
+            self.matvec1_q5k(&mut seg, act, n_in, rows)
+        })
     }
 }

@@ -760,6 +760,26 @@ impl Cuda {
         n_out: usize,
         kernel: SegKernel,
     ) -> Result<()> {
+        self.with_quantized(x, n_in, |act| {
+            let mut segs = [Seg {
+                ty,
+                split: None,
+                w: w.slice(..),
+                y: y.slice_mut(..),
+                n_out,
+            }];
+            self.matvec1_q8(kernel, &mut segs, act, n_in, None)
+        })
+    }
+
+    /// `f` on the int8 row of `x`'s first `n_in` values, quantized into the backend's
+    /// scratch (grown to `n_in` when shorter).
+    pub(crate) fn with_quantized<R>(
+        &self,
+        x: &CudaView<'_, f32>,
+        n_in: usize,
+        f: impl FnOnce(&Q8Act) -> Result<R>,
+    ) -> Result<R> {
         let mut guard = self.q8_scratch.lock().unwrap_or_else(|e| e.into_inner());
         if guard.as_ref().is_none_or(|q| q.len() < n_in) {
             *guard = Some(Q8Act::new(self, n_in)?);
@@ -767,14 +787,7 @@ impl Cuda {
         let act = Option::as_mut(&mut *guard)
             .ok_or_else(|| Error::Cuda("activation scratch missing".into()))?;
         self.quantize_into(x, act, n_in)?;
-        let mut segs = [Seg {
-            ty,
-            split: None,
-            w: w.slice(..),
-            y: y.slice_mut(..),
-            n_out,
-        }];
-        self.matvec1_q8(kernel, &mut segs, act, n_in, None)
+        f(act)
     }
 }
 
