@@ -85,7 +85,7 @@ const WARPS: usize = 4;
 /// Weight types with a kernel: the kernel's name and the rows one warp computes in it and in
 /// its one-token entry `_t1` (the kernel's `R` for the multi-row kernels, else 1). Q4_K and
 /// Q6_K use the int8-activation dp4a kernels of `q8act.cu` (f32 activations made them
-/// arithmetic-bound at 1.4-1.9 TB/s); one-token Q8_0 takes 4 rows a warp (`mv_q8_0_one4`).
+/// arithmetic-bound at 1.4-1.9 TB/s); one-token Q8_0 takes 4 rows a warp (`mv_q8_0_staged`).
 const KERNELS: &[(GgmlType, &str, usize, usize)] = &[
     (GgmlType::Q4_K, "mvq_q4_k", 4, 4),
     (GgmlType::Q5_K, "mv_q5_k", 1, 1),
