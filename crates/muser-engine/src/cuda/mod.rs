@@ -413,7 +413,7 @@ impl Cuda {
             return self.matvec_q8(f, cfg, w, x, y, n_in, n_out, n_tok);
         }
         // One Q5_K token over int8 activations (`q5k.rs`); short batches keep f32.
-        if n_tok == 1 && ty == GgmlType::Q5_K && n_in % 256 == 0 {
+        if n_tok == 1 && ty == GgmlType::Q5_K {
             return self.matvec1_q5k_f32(w, x, y, n_in, n_out, q5k_rows(n_in, n_out));
         }
         for t0 in (0..n_tok).step_by(MAX_TOK) {

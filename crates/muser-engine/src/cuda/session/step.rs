@@ -94,7 +94,7 @@ fn project(
                 cuda.device_weights(&model.weights, m)?
             };
             seg_w.push((w, m, y));
-        } else if let (Some((a, _)), GgmlType::Q5_K, 0) = (act, m.ty, m.n_in % 256) {
+        } else if let (Some((a, _)), GgmlType::Q5_K) = (act, m.ty) {
             // Q5_K over the same int8 row, one launch of its own (`Cuda::matvec1_q5k`).
             let w = cuda.device_weights(&model.weights, m)?;
             let mut seg = Seg {
